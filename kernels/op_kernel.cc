@@ -38,4 +38,8 @@ void KernelContext::forward_ref_input_to_ref_output(int input, int i) {
   outputs_[i] = TensorValue{Tensor(), params_.inputs[input].ref, params_.inputs[input].ref_mu};
 }
 
+void KernelContext::set_output_ref(int i, Tensor* ref, absl::Mutex* mu) {
+  outputs_[i] = TensorValue{Tensor(), ref, mu};
+}
+
 }  // namespace rill

@@ -24,6 +24,8 @@ struct ThreadPoolDevice;
 
 namespace rill {
 
+class ResourceMgr;
+
 inline constexpr char kDeviceCpu[] = "CPU";
 inline constexpr char kDeviceGpu[] = "GPU";
 
@@ -74,6 +76,7 @@ class KernelContext {
     const Eigen::ThreadPoolDevice* eigen_cpu = nullptr;  // The intra-op pool.
     Allocator* allocator = nullptr;
     int64_t step_id = 0;
+    ResourceMgr* resource_manager = nullptr;  // The device's; outlives the step.
   };
 
   explicit KernelContext(Params params);
@@ -95,6 +98,8 @@ class KernelContext {
   void set_output(int i, Tensor tensor);
   // Makes output `i` a reference to the variable behind input `input`.
   void forward_ref_input_to_ref_output(int input, int i);
+  // Makes output `i` a reference to `ref` guarded by `mu` (variable ops).
+  void set_output_ref(int i, Tensor* ref, absl::Mutex* mu);
   const TensorValue& output(int i) const { return outputs_[i]; }
   std::vector<TensorValue> TakeOutputs() { return std::move(outputs_); }
 
@@ -102,6 +107,7 @@ class KernelContext {
   const Eigen::ThreadPoolDevice& eigen_cpu() const { return *params_.eigen_cpu; }
   Allocator* allocator() const { return params_.allocator; }
   int64_t step_id() const { return params_.step_id; }
+  ResourceMgr* resource_manager() const { return params_.resource_manager; }
 
  private:
   Params params_;

@@ -1,0 +1,29 @@
+// The gradient functions of the standard ops, and AddGradients over them:
+// what training code calls to differentiate a loss.
+#ifndef RILL_OPS_GRADIENTS_H_
+#define RILL_OPS_GRADIENTS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/gradients.h"
+#include "graph/scope.h"
+
+namespace rill {
+
+void RegisterMathGradients(GradientRegistry& registry);   // gradients/math_grad.cc
+void RegisterNnGradients(GradientRegistry& registry);     // gradients/nn_grad.cc
+void RegisterArrayGradients(GradientRegistry& registry);  // gradients/array_grad.cc
+
+// Every standard op's gradient (or its no-gradient declaration).
+const GradientRegistry& StandardGradients();
+
+// AddGradients over StandardGradients().
+absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope,
+                                                 const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys = {});
+
+}  // namespace rill
+
+#endif  // RILL_OPS_GRADIENTS_H_

@@ -1,0 +1,89 @@
+// Session: runs a graph in this process. Create/Extend give it a GraphDef;
+// Run feeds tensors, runs what the fetches and targets need, returns fetches.
+#ifndef RILL_RUNTIME_SESSION_H_
+#define RILL_RUNTIME_SESSION_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/proto/graph.pb.h"
+#include "graph/tensor.h"
+
+namespace rill {
+
+struct SessionOptions {
+  // Threads of the inter-op pool (the executor) and the intra-op pool
+  // (Eigen inside kernels). <= 0: one per hardware thread.
+  int inter_op_threads = 0;
+  int intra_op_threads = 0;
+  // Prints one line per node when its executor is built:
+  // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0".
+  bool log_device_placement = false;
+  // Where placement lines go; nullptr means stderr.
+  std::FILE* placement_log = nullptr;
+};
+
+struct RunOptions {
+  // 0: no deadline. Otherwise the step is cancelled and Run returns
+  // DEADLINE_EXCEEDED once this much time has passed.
+  int64_t timeout_in_ms = 0;
+  // Fill RunMetadata::step_stats.
+  bool trace = false;
+};
+
+struct NodeExecStats {
+  std::string node_name;
+  std::string op;
+  std::string device;
+  int64_t start_micros = 0;  // Since the epoch.
+  int64_t end_micros = 0;
+  int64_t output_bytes = 0;  // Sum over the node's outputs.
+};
+
+struct RunMetadata {
+  std::vector<NodeExecStats> step_stats;  // One per node run, in completion order.
+};
+
+// Thread safety: Run may be called concurrently from several threads;
+// Extend and Close must not race with Run.
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Adds the nodes of `graph` (names must not clash with nodes already
+  // there). The combined graph is validated as ImportGraphDef does.
+  virtual absl::Status Extend(const GraphDef& graph) = 0;
+
+  // `feeds` are (tensor name "node:k" or "node", value). `fetches` are
+  // tensor names, returned in the same order (duplicates allowed); `targets`
+  // are node names run for their effect. Bad names fail with TensorFlow's
+  // messages before anything runs; a kernel error names its node.
+  virtual absl::StatusOr<std::vector<Tensor>> Run(
+      const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+      RunMetadata* metadata) = 0;
+
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets = {}) {
+    return Run(RunOptions(), feeds, fetches, targets, nullptr);
+  }
+
+  // Releases the executors and the variables' state; later calls fail.
+  virtual absl::Status Close() = 0;
+};
+
+// A session over the standard ops and kernels holding `graph` (may be
+// empty). Fails with the import error when `graph` is invalid.
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                   const GraphDef& graph = GraphDef());
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_SESSION_H_
