@@ -11,9 +11,29 @@ Tensor TensorValue::Value() const {
 }
 
 KernelContext::KernelContext(Params params)
-    : params_(std::move(params)), outputs_(params_.output_types.size()) {
-  input_values_.reserve(params_.inputs.size());
-  for (const TensorValue& value : params_.inputs) input_values_.push_back(value.Value());
+    : owned_inputs_(std::move(params.inputs)),
+      owned_output_types_(std::move(params.output_types)),
+      owned_outputs_(owned_output_types_.size()) {
+  frame_.node = params.node;
+  frame_.inputs = owned_inputs_;
+  frame_.outputs = absl::MakeSpan(owned_outputs_);
+  frame_.output_types = owned_output_types_;
+  frame_.eigen_cpu = params.eigen_cpu;
+  frame_.allocator = params.allocator;
+  frame_.step_id = params.step_id;
+  frame_.resource_manager = params.resource_manager;
+  frame_.cancelled = params.cancelled;
+  ReadRefInputs();
+}
+
+KernelContext::KernelContext(const Frame& frame) : frame_(frame) { ReadRefInputs(); }
+
+void KernelContext::ReadRefInputs() {
+  for (size_t i = 0; i < frame_.inputs.size(); ++i) {
+    if (!frame_.inputs[i].is_ref()) continue;
+    if (ref_values_.empty()) ref_values_.resize(frame_.inputs.size());
+    ref_values_[i] = frame_.inputs[i].Value();
+  }
 }
 
 absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const TensorShape& shape) {
@@ -22,8 +42,8 @@ absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const TensorShape& 
     return absl::Status(tensor.status().code(),
                         absl::StrFormat("output %d: %s", i, tensor.status().message()));
   }
-  outputs_[i] = TensorValue{*std::move(tensor)};
-  return &outputs_[i].tensor;
+  frame_.outputs[i] = TensorValue{*std::move(tensor)};
+  return &frame_.outputs[i].tensor;
 }
 
 absl::StatusOr<Tensor> KernelContext::AllocateTemp(DataType dtype, const TensorShape& shape) {
@@ -31,15 +51,15 @@ absl::StatusOr<Tensor> KernelContext::AllocateTemp(DataType dtype, const TensorS
 }
 
 void KernelContext::set_output(int i, Tensor tensor) {
-  outputs_[i] = TensorValue{std::move(tensor)};
+  frame_.outputs[i] = TensorValue{std::move(tensor)};
 }
 
 void KernelContext::forward_ref_input_to_ref_output(int input, int i) {
-  outputs_[i] = TensorValue{Tensor(), params_.inputs[input].ref, params_.inputs[input].ref_mu};
+  frame_.outputs[i] = TensorValue{Tensor(), frame_.inputs[input].ref, frame_.inputs[input].ref_mu};
 }
 
 void KernelContext::set_output_ref(int i, Tensor* ref, absl::Mutex* mu) {
-  outputs_[i] = TensorValue{Tensor(), ref, mu};
+  frame_.outputs[i] = TensorValue{Tensor(), ref, mu};
 }
 
 }  // namespace rill

@@ -4,6 +4,7 @@
 #ifndef RILL_KERNELS_OP_KERNEL_H_
 #define RILL_KERNELS_OP_KERNEL_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "graph/allocator.h"
 #include "graph/node_def_util.h"
 #include "graph/proto/node_def.pb.h"
@@ -69,6 +71,7 @@ struct TensorValue {
 // Thread safety: one context per kernel invocation; not shared.
 class KernelContext {
  public:
+  // A context that owns its inputs and outputs (tests, tools).
   struct Params {
     const NodeDef* node = nullptr;
     std::vector<TensorValue> inputs;
@@ -76,21 +79,44 @@ class KernelContext {
     const Eigen::ThreadPoolDevice* eigen_cpu = nullptr;  // The intra-op pool.
     Allocator* allocator = nullptr;
     int64_t step_id = 0;
-    ResourceMgr* resource_manager = nullptr;  // The device's; outlives the step.
+    ResourceMgr* resource_manager = nullptr;       // The device's; outlives the step.
+    const std::atomic<bool>* cancelled = nullptr;  // Null: never cancelled.
+  };
+
+  // A context over storage its caller owns and reuses from node to node, so
+  // that running a kernel allocates nothing here (the executor's path).
+  // `inputs`, `outputs` and `output_types` must outlive the context, and
+  // `outputs` must hold empty values.
+  struct Frame {
+    const NodeDef* node = nullptr;
+    absl::Span<const TensorValue> inputs;
+    absl::Span<TensorValue> outputs;
+    absl::Span<const DataType> output_types;
+    const Eigen::ThreadPoolDevice* eigen_cpu = nullptr;
+    Allocator* allocator = nullptr;
+    int64_t step_id = 0;
+    ResourceMgr* resource_manager = nullptr;
+    const std::atomic<bool>* cancelled = nullptr;
   };
 
   explicit KernelContext(Params params);
+  explicit KernelContext(const Frame& frame);
+  KernelContext(const KernelContext&) = delete;
+  KernelContext& operator=(const KernelContext&) = delete;
 
-  const NodeDef& node() const { return *params_.node; }
-  int num_inputs() const { return static_cast<int>(params_.inputs.size()); }
-  // The value of input `i` (references are read under their mutex).
-  const Tensor& input(int i) const { return input_values_[i]; }
-  bool input_is_ref(int i) const { return params_.inputs[i].is_ref(); }
+  const NodeDef& node() const { return *frame_.node; }
+  int num_inputs() const { return static_cast<int>(frame_.inputs.size()); }
+  // The value of input `i` (references are read under their mutex when the
+  // context is made).
+  const Tensor& input(int i) const {
+    return frame_.inputs[i].is_ref() ? ref_values_[i] : frame_.inputs[i].tensor;
+  }
+  bool input_is_ref(int i) const { return frame_.inputs[i].is_ref(); }
   // A reference input's variable storage and mutex. REQUIRES: input_is_ref(i).
-  Tensor* mutable_input(int i) const { return params_.inputs[i].ref; }
-  absl::Mutex* input_ref_mutex(int i) const { return params_.inputs[i].ref_mu; }
+  Tensor* mutable_input(int i) const { return frame_.inputs[i].ref; }
+  absl::Mutex* input_ref_mutex(int i) const { return frame_.inputs[i].ref_mu; }
 
-  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  int num_outputs() const { return static_cast<int>(frame_.outputs.size()); }
   // Allocates output `i` (uninitialized elements) from the device allocator.
   absl::StatusOr<Tensor*> AllocateOutput(int i, const TensorShape& shape);
   // Allocates a scratch tensor that is not an output.
@@ -100,19 +126,31 @@ class KernelContext {
   void forward_ref_input_to_ref_output(int input, int i);
   // Makes output `i` a reference to `ref` guarded by `mu` (variable ops).
   void set_output_ref(int i, Tensor* ref, absl::Mutex* mu);
-  const TensorValue& output(int i) const { return outputs_[i]; }
-  std::vector<TensorValue> TakeOutputs() { return std::move(outputs_); }
+  const TensorValue& output(int i) const { return frame_.outputs[i]; }
 
-  DataType output_type(int i) const { return params_.output_types[i]; }
-  const Eigen::ThreadPoolDevice& eigen_cpu() const { return *params_.eigen_cpu; }
-  Allocator* allocator() const { return params_.allocator; }
-  int64_t step_id() const { return params_.step_id; }
-  ResourceMgr* resource_manager() const { return params_.resource_manager; }
+  DataType output_type(int i) const { return frame_.output_types[i]; }
+  const Eigen::ThreadPoolDevice& eigen_cpu() const { return *frame_.eigen_cpu; }
+  Allocator* allocator() const { return frame_.allocator; }
+  int64_t step_id() const { return frame_.step_id; }
+  ResourceMgr* resource_manager() const { return frame_.resource_manager; }
+  // Whether the step was cancelled (an error elsewhere, a deadline); a
+  // long-running kernel checks it and returns early.
+  bool cancelled() const {
+    // Relaxed: a hint polled in loops; the executor orders the real hand-off.
+    return frame_.cancelled != nullptr && frame_.cancelled->load(std::memory_order_relaxed);
+  }
 
  private:
-  Params params_;
-  std::vector<Tensor> input_values_;
-  std::vector<TensorValue> outputs_;
+  void ReadRefInputs();
+
+  // Storage for the Params constructor (empty for a Frame).
+  std::vector<TensorValue> owned_inputs_;
+  DataTypeVector owned_output_types_;
+  std::vector<TensorValue> owned_outputs_;
+
+  Frame frame_;
+  // Input values of reference inputs, read once; empty when there is none.
+  std::vector<Tensor> ref_values_;
 };
 
 // Kernels are immutable after construction and safe to run concurrently

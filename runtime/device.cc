@@ -1,1 +1,14 @@
-// Placeholder: filled in by its owner.
+#include "runtime/device.h"
+
+namespace rill {
+
+CachingAllocator* CpuCachingAllocator() {
+  // Never destroyed: tensors may be released during static destruction.
+  static CachingAllocator* const allocator = new CachingAllocator(CpuAllocator());
+  return allocator;
+}
+
+CpuDevice::CpuDevice(int intra_op_threads, std::string name)
+    : Device(std::move(name), kDeviceCpu), threads_(intra_op_threads) {}
+
+}  // namespace rill

@@ -1,1 +1,369 @@
-// Placeholder: filled in by its owner.
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "graph/graph.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "kernels/registry.h"
+#include "ops/registry.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+
+namespace rill {
+namespace {
+
+// One Run call's names, parsed and checked against the graph, in the
+// canonical order an executor is built for (sorted, fetches and targets
+// without duplicates).
+struct RunSignature {
+  std::vector<TensorEndpoint> feeds;
+  std::vector<int> feed_order;  // Index into the caller's feeds, per feed.
+  std::vector<TensorEndpoint> fetches;
+  std::vector<int> fetch_of;  // Per caller fetch: index into `fetches`.
+  std::vector<const Node*> targets;
+  std::string key;
+};
+
+bool EndpointLess(const TensorEndpoint& a, const TensorEndpoint& b) {
+  return a.node->name() != b.node->name() ? a.node->name() < b.node->name() : a.index < b.index;
+}
+
+bool EndpointEqual(const TensorEndpoint& a, const TensorEndpoint& b) {
+  return a.node == b.node && a.index == b.index;
+}
+
+// A tensor name as a feed or fetch, with TensorFlow's messages.
+absl::StatusOr<TensorEndpoint> ResolveTensor(const Graph& graph, const std::string& name,
+                                             bool is_feed) {
+  ASSIGN_OR_RETURN(TensorId id, ParseTensorName(name));
+  if (id.IsControl()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s %s: a control input names no tensor", is_feed ? "FeedInputs:" : "FetchOutputs", name));
+  }
+  const std::string canonical = absl::StrFormat("%s:%d", id.node, id.index);
+  const Node* node = graph.FindNode(id.node);
+  if (node == nullptr) {
+    return absl::NotFoundError(
+        is_feed ? absl::StrFormat("FeedInputs: unable to find feed output %s", canonical)
+                : absl::StrFormat("FetchOutputs node %s: not found", canonical));
+  }
+  if (id.index >= node->num_outputs()) {
+    return absl::InvalidArgumentError(
+        is_feed ? absl::StrFormat("FeedInputs: %s should have output index < %d", canonical,
+                                  node->num_outputs())
+                : absl::StrFormat("FetchOutputs %s: output index too large, must be < %d",
+                                  canonical, node->num_outputs()));
+  }
+  return TensorEndpoint{node, id.index};
+}
+
+absl::StatusOr<RunSignature> ResolveNames(const Graph& graph,
+                                          const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets) {
+  if (fetches.empty() && targets.empty()) {
+    return absl::InvalidArgumentError("Must specify at least one target to fetch or execute.");
+  }
+  RunSignature sig;
+  for (const auto& [name, value] : feeds) {
+    ASSIGN_OR_RETURN(TensorEndpoint feed, ResolveTensor(graph, name, /*is_feed=*/true));
+    sig.feeds.push_back(feed);
+  }
+  sig.feed_order.resize(feeds.size());
+  for (size_t i = 0; i < feeds.size(); ++i) sig.feed_order[i] = static_cast<int>(i);
+  std::sort(sig.feed_order.begin(), sig.feed_order.end(),
+            [&](int a, int b) { return EndpointLess(sig.feeds[a], sig.feeds[b]); });
+  std::vector<TensorEndpoint> sorted_feeds;
+  for (int i : sig.feed_order) {
+    if (!sorted_feeds.empty() && EndpointEqual(sorted_feeds.back(), sig.feeds[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s fed more than once.", sig.feeds[i].ToString()));
+    }
+    sorted_feeds.push_back(sig.feeds[i]);
+  }
+  sig.feeds = std::move(sorted_feeds);
+
+  std::vector<TensorEndpoint> requested;
+  for (const std::string& name : fetches) {
+    ASSIGN_OR_RETURN(TensorEndpoint fetch, ResolveTensor(graph, name, /*is_feed=*/false));
+    requested.push_back(fetch);
+  }
+  sig.fetches = requested;
+  std::sort(sig.fetches.begin(), sig.fetches.end(), EndpointLess);
+  sig.fetches.erase(std::unique(sig.fetches.begin(), sig.fetches.end(), EndpointEqual),
+                    sig.fetches.end());
+  for (const TensorEndpoint& fetch : requested) {
+    sig.fetch_of.push_back(static_cast<int>(
+        std::lower_bound(sig.fetches.begin(), sig.fetches.end(), fetch, EndpointLess) -
+        sig.fetches.begin()));
+  }
+
+  // As in TensorFlow, a target is a node name exactly ("a", not "a:0").
+  std::vector<std::string> not_found;
+  for (const std::string& name : targets) {
+    const Node* node = graph.FindNode(name);
+    if (node == nullptr) {
+      not_found.push_back(name);
+    } else {
+      sig.targets.push_back(node);
+    }
+  }
+  if (!not_found.empty()) {
+    return absl::NotFoundError(absl::StrCat("PruneForTargets: Some target nodes not found: ",
+                                            absl::StrJoin(not_found, " ")));
+  }
+  std::sort(sig.targets.begin(), sig.targets.end(),
+            [](const Node* a, const Node* b) { return a->name() < b->name(); });
+  sig.targets.erase(std::unique(sig.targets.begin(), sig.targets.end()), sig.targets.end());
+
+  const auto join_endpoints = [](const std::vector<TensorEndpoint>& endpoints) {
+    std::vector<std::string> names;
+    for (const TensorEndpoint& e : endpoints) names.push_back(e.ToString());
+    return absl::StrJoin(names, ",");
+  };
+  std::vector<std::string> target_names;
+  for (const Node* node : sig.targets) target_names.push_back(node->name());
+  sig.key = absl::StrCat(join_endpoints(sig.feeds), ";", join_endpoints(sig.fetches), ";",
+                         absl::StrJoin(target_names, ","));
+  return sig;
+}
+
+// The nodes the fetches and targets need, walking inputs backwards and
+// stopping at fed tensors. As in TensorFlow, a fed Placeholder also stands
+// in for its control outputs, and never runs itself.
+absl::StatusOr<std::vector<const Node*>> Prune(const Graph& graph, const RunSignature& sig) {
+  absl::flat_hash_set<std::pair<int, int>> fed;
+  absl::flat_hash_set<int> fed_placeholders;
+  for (const TensorEndpoint& feed : sig.feeds) {
+    fed.insert({feed.node->id(), feed.index});
+    if (feed.node->op() == "Placeholder") fed_placeholders.insert(feed.node->id());
+  }
+  std::vector<char> needed(graph.num_nodes(), 0);
+  std::vector<const Node*> stack;
+  const auto visit = [&](const Node* node) {
+    if (needed[node->id()] || fed_placeholders.contains(node->id())) return;
+    needed[node->id()] = 1;
+    stack.push_back(node);
+  };
+  for (const TensorEndpoint& fetch : sig.fetches) {
+    if (!fed.contains({fetch.node->id(), fetch.index})) visit(fetch.node);
+  }
+  for (const Node* target : sig.targets) visit(target);
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge* edge : node->in_edges()) {
+      if (!edge->IsControl() && fed.contains({edge->src->id(), edge->src_output})) continue;
+      visit(edge->src);
+    }
+  }
+  std::vector<const Node*> nodes;
+  for (const Node* node : graph.nodes()) {
+    if (!needed[node->id()]) continue;
+    if (node->op() == "Placeholder") {
+      // Placeholders have no kernel: a needed one must be fed.
+      const DataType dtype = node->output_type(0);
+      absl::StatusOr<PartialTensorShape> shape = GetShapeAttr(node->def(), "shape");
+      std::string message =
+          absl::StrFormat("You must feed a value for placeholder tensor '%s' with dtype %s",
+                          node->name(), DataTypeString(dtype));
+      if (shape.ok() && !shape->unknown_rank()) {
+        absl::StrAppend(&message, " and shape ", shape->DebugString());
+      }
+      return absl::InvalidArgumentError(message);
+    }
+    nodes.push_back(node);
+  }
+  return nodes;
+}
+
+class DirectSession final : public Session {
+ public:
+  explicit DirectSession(const SessionOptions& options)
+      : options_(options),
+        device_(std::make_unique<CpuDevice>(options.intra_op_threads)),
+        // No spinning: an idle session must not burn the CPU.
+        inter_op_pool_(std::make_unique<Eigen::ThreadPool>(
+            options.inter_op_threads > 0
+                ? options.inter_op_threads
+                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+            /*allow_spinning=*/false)) {}
+
+  absl::Status Extend(const GraphDef& graph) override;
+  absl::StatusOr<std::vector<Tensor>> Run(const RunOptions& options,
+                                          const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets,
+                                          RunMetadata* metadata) override;
+  absl::Status Close() override;
+
+ private:
+  absl::StatusOr<std::shared_ptr<const Executor>> GetExecutor(const RunSignature& sig)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void LogPlacement(const Executor& executor) const;
+  absl::Status RunStep(const Executor& executor, const RunOptions& options,
+                       const Executor::Args& args, std::vector<Tensor>* fetched);
+
+  const SessionOptions options_;
+  std::atomic<int64_t> next_step_id_{1};
+
+  mutable absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<CpuDevice> device_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Eigen::ThreadPool> inter_op_pool_ ABSL_GUARDED_BY(mu_);
+  // By RunSignature::key. Executors copy what they need from the graph, so
+  // Extend (which only adds nodes) leaves them valid. Declared last: they
+  // are destroyed before the pool and the device they use.
+  absl::flat_hash_map<std::string, std::shared_ptr<const Executor>> executors_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::Status DirectSession::Extend(const GraphDef& graph) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return absl::CancelledError("Session has been closed.");
+  for (const NodeDef& node : graph.node()) {
+    if (graph_ != nullptr && graph_->FindNode(node.name()) != nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "GraphDef argument to Extend includes node '%s', which was created by a previous call "
+          "to Create or Extend in this session.",
+          node.name()));
+    }
+  }
+  GraphDef merged = graph_def_;
+  if (merged.node_size() == 0 && graph.has_versions())
+    *merged.mutable_versions() = graph.versions();
+  merged.mutable_node()->MergeFrom(graph.node());
+  merged.mutable_library()->MergeFrom(graph.library());
+  ASSIGN_OR_RETURN(std::unique_ptr<Graph> imported, ImportGraphDef(merged, StandardOps()));
+  graph_def_ = std::move(merged);
+  graph_ = std::move(imported);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const Executor>> DirectSession::GetExecutor(
+    const RunSignature& sig) {
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (auto it = executors_.find(sig.key); it != executors_.end()) return it->second;
+  }
+  // Built under the lock so that concurrent first runs of one signature
+  // build (and log) it once.
+  absl::MutexLock lock(&mu_);
+  if (auto it = executors_.find(sig.key); it != executors_.end()) return it->second;
+  ASSIGN_OR_RETURN(std::vector<const Node*> nodes, Prune(*graph_, sig));
+  Executor::Params params;
+  params.graph = graph_.get();
+  params.nodes = std::move(nodes);
+  params.feeds = sig.feeds;
+  params.fetches = sig.fetches;
+  params.device = device_.get();
+  params.registry = options_.kernel_registry;
+  params.inter_op_pool = inter_op_pool_.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(params));
+  if (options_.log_device_placement) LogPlacement(*executor);
+  std::shared_ptr<const Executor> shared = std::move(executor);
+  executors_.emplace(sig.key, shared);
+  return shared;
+}
+
+void DirectSession::LogPlacement(const Executor& executor) const {
+  std::FILE* out = options_.placement_log != nullptr ? options_.placement_log : stderr;
+  for (int i = 0; i < executor.num_nodes(); ++i) {
+    const NodeDef& def = executor.node_def(i);
+    std::fprintf(out, "%s: (%s): %s\n", def.name().c_str(), def.op().c_str(), kLocalCpuDeviceName);
+  }
+  std::fflush(out);
+}
+
+absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
+    const RunOptions& options, const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+    RunMetadata* metadata) {
+  RunSignature sig;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (closed_) return absl::CancelledError("Session has been closed.");
+    ASSIGN_OR_RETURN(sig, ResolveNames(*graph_, feeds, fetches, targets));
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Executor> executor, GetExecutor(sig));
+
+  std::vector<Tensor> feed_values;
+  feed_values.reserve(feeds.size());
+  for (int i : sig.feed_order) feed_values.push_back(feeds[i].second);
+  std::vector<NodeExecStats> stats;
+  Executor::Args args;
+  args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);  // Just unique.
+  args.feeds = feed_values;
+  args.stats = options.trace && metadata != nullptr ? &stats : nullptr;
+  std::vector<Tensor> fetched;
+  RETURN_IF_ERROR(RunStep(*executor, options, args, &fetched));
+  if (args.stats != nullptr) metadata->step_stats = std::move(stats);
+
+  std::vector<Tensor> outputs;
+  outputs.reserve(sig.fetch_of.size());
+  for (int i : sig.fetch_of) outputs.push_back(fetched[i]);
+  return outputs;
+}
+
+absl::Status DirectSession::RunStep(const Executor& executor, const RunOptions& options,
+                                    const Executor::Args& args, std::vector<Tensor>* fetched) {
+  if (options.timeout_in_ms <= 0) return executor.Run(args, fetched);
+  // With a deadline the step runs on the pool while this thread keeps time.
+  StepCancellation cancellation;
+  Executor::Args timed = args;
+  timed.cancellation = &cancellation;
+  absl::Notification finished;
+  absl::Status result;
+  executor.RunAsync(timed, fetched, [&](absl::Status status) {
+    result = std::move(status);
+    finished.Notify();
+  });
+  if (!finished.WaitForNotificationWithTimeout(absl::Milliseconds(options.timeout_in_ms))) {
+    cancellation.Cancel(absl::DeadlineExceededError(
+        absl::StrFormat("Run did not finish within %d ms (RunOptions.timeout_in_ms); the step "
+                        "was cancelled",
+                        options.timeout_in_ms)));
+    // Kernels still running finish (or notice the cancellation) first.
+    finished.WaitForNotification();
+  }
+  return result;
+}
+
+absl::Status DirectSession::Close() {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return absl::OkStatus();
+  closed_ = true;
+  executors_.clear();
+  inter_op_pool_.reset();
+  // Variables live in the device's ResourceMgr.
+  device_.reset();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
+                                                    const GraphDef& graph) {
+  auto session = std::make_unique<DirectSession>(options);
+  RETURN_IF_ERROR(session->Extend(graph));
+  return std::unique_ptr<Session>(std::move(session));
+}
+
+}  // namespace rill

@@ -17,6 +17,8 @@
 
 namespace rill {
 
+class KernelRegistry;
+
 struct SessionOptions {
   // Threads of the inter-op pool (the executor) and the intra-op pool
   // (Eigen inside kernels). <= 0: one per hardware thread.
@@ -27,6 +29,9 @@ struct SessionOptions {
   bool log_device_placement = false;
   // Where placement lines go; nullptr means stderr.
   std::FILE* placement_log = nullptr;
+  // The kernels nodes run with; nullptr means StandardKernels(). Must
+  // outlive the session (tests register their own kernels).
+  const KernelRegistry* kernel_registry = nullptr;
 };
 
 struct RunOptions {

@@ -1,1 +1,459 @@
-#include "gtest/gtest.h"
+#include "runtime/executor.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "graph/tensor.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/registry.h"
+#include "kernels/resource_mgr.h"
+#include "ops/ops.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/device.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
+
+Output FloatConst(const Scope& scope, std::initializer_list<float> values, TensorShape shape) {
+  return ops::Const(scope, Tensor::FromVector<float>(values, shape), DT_FLOAT);
+}
+
+// A CPU device with an allocator of its own, so that tests can account
+// for every byte a step allocates.
+class TestDevice final : public Device {
+ public:
+  TestDevice() : Device(kLocalCpuDeviceName, kDeviceCpu), threads_(1), allocator_(CpuAllocator()) {}
+  CachingAllocator* allocator() override { return &allocator_; }
+  ResourceMgr* resource_manager() override { return &resource_mgr_; }
+  const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_.device(); }
+
+ private:
+  CpuThreads threads_;
+  CachingAllocator allocator_;
+  ResourceMgr resource_mgr_;
+};
+
+// The names of the Neg nodes in the order they ran.
+absl::Mutex order_mu;
+std::vector<std::string> neg_order ABSL_GUARDED_BY(order_mu);
+
+void ResetNegOrder() {
+  absl::MutexLock lock(&order_mu);
+  neg_order.clear();
+}
+
+std::vector<std::string> NegOrder() {
+  absl::MutexLock lock(&order_mu);
+  return neg_order;
+}
+
+// Neg: records its run and forwards its input.
+class RecordingForward final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    {
+      absl::MutexLock lock(&order_mu);
+      neg_order.push_back(name());
+    }
+    ctx.set_output(0, ctx.input(0));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// NoOp: fails.
+class Failing final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext&) const override {
+    return absl::DataLossError("the disk is on fire");
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// Sqrt: announces that it started, then works until the step is cancelled
+// (bounded, so that a broken cancellation fails rather than hangs).
+absl::Notification* slow_started = nullptr;
+std::atomic<bool> slow_saw_cancellation{false};
+class UntilCancelled final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    if (slow_started != nullptr) slow_started->Notify();
+    volatile double sink = 0;
+    for (int64_t i = 0; i < int64_t{1} << 36; ++i) {
+      sink = sink + 1.0;
+      if ((i & 0xffff) == 0 && ctx.cancelled()) {
+        slow_saw_cancellation = true;
+        return absl::CancelledError("noticed");
+      }
+    }
+    ctx.set_output(0, ctx.input(0));
+    return absl::OkStatus();
+  }
+};
+
+// VariableV2 and Assign, minimal: the executor's handling of reference
+// edges is what these tests pin.
+class TestVariable final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    absl::StatusOr<std::shared_ptr<Var>> var = ctx.resource_manager()->LookupOrCreate<Var>(
+        kDefaultContainer, name(),
+        []() -> absl::StatusOr<std::shared_ptr<Var>> { return std::make_shared<Var>(DT_FLOAT); });
+    if (!var.ok()) return var.status();
+    ctx.set_output_ref(0, (*var)->tensor(), (*var)->mu());
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+class TestAssign final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    {
+      absl::MutexLock lock(ctx.input_ref_mutex(0));
+      *ctx.mutable_input(0) = ctx.input(1).DeepCopy();
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+};
+
+const KernelRegistry& TestKernels() {
+  static const KernelRegistry* const registry = [] {
+    auto* r = new KernelRegistry;
+    // Registered first, so these win over the standard kernels.
+    r->Register(KernelDef("Neg"), MakeKernel<RecordingForward>);
+    r->Register(KernelDef("NoOp"), MakeKernel<Failing>);
+    r->Register(KernelDef("Sqrt"), MakeKernel<UntilCancelled>);
+    r->Register(KernelDef("VariableV2"), MakeKernel<TestVariable>);
+    r->Register(KernelDef("Assign"), MakeKernel<TestAssign>);
+    RegisterStandardKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<std::unique_ptr<Executor>> Build(std::vector<TensorEndpoint> fetches,
+                                                  std::vector<TensorEndpoint> feeds = {},
+                                                  std::vector<const Node*> nodes = {}) {
+    EXPECT_OK(root_.status());
+    Executor::Params params;
+    params.graph = root_.graph();
+    params.nodes = std::move(nodes);
+    params.feeds = std::move(feeds);
+    params.fetches = std::move(fetches);
+    params.device = &device_;
+    params.registry = &TestKernels();
+    params.inter_op_pool = pool_.get();
+    return Executor::Create(params);
+  }
+
+  TestDevice device_;
+  std::unique_ptr<Eigen::ThreadPool> pool_ =
+      std::make_unique<Eigen::ThreadPool>(2, /*allow_spinning=*/false);
+  Scope root_ = ops::NewRootScope();
+};
+
+TEST_F(ExecutorTest, RunsTheGraphAndReturnsFetches) {
+  const Output c = FloatConst(root_.WithOpName("c"), {1, 2, 3}, {3});
+  const ops::Square sq(root_.WithOpName("sq"), c);
+  const ops::Add sum(root_.WithOpName("sum"), sq, c);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}, {sq.node(), 0}}));
+  EXPECT_EQ(executor->num_nodes(), 3);
+  std::vector<Tensor> fetched;
+  ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  ASSERT_THAT(fetched, SizeIs(2));
+  EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(2, 6, 12));
+  EXPECT_THAT(Values<float>(fetched[1]), ElementsAre(1, 4, 9));
+}
+
+TEST_F(ExecutorTest, MissingKernelIsNotFoundNamingTheNode) {
+  FloatConst(root_.WithOpName("c"), {1}, {1});
+  const KernelRegistry empty;
+  Executor::Params params;
+  params.graph = root_.graph();
+  params.device = &device_;
+  params.registry = &empty;
+  EXPECT_THAT(Executor::Create(params),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("node 'c' (Const): ")));
+}
+
+TEST_F(ExecutorTest, KernelErrorNamesTheNodeAndKeepsItsCode) {
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const ops::Reshape r(root_.WithOpName("r"), x, ops::Input({2, 2}));
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{r.node(), 0}}, {{x.node(), 0}}));
+  const Tensor feed = Tensor::FromVector<float>({1, 2, 3}, {3});
+  Executor::Args args;
+  args.feeds = absl::MakeConstSpan(&feed, 1);
+  std::vector<Tensor> fetched;
+  EXPECT_THAT(executor->Run(args, &fetched),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'r' (Reshape): ")));
+  EXPECT_TRUE(fetched.empty());
+  // The step's state is clean for the next one.
+  const Tensor good = Tensor::FromVector<float>({1, 2, 3, 4}, {4});
+  args.feeds = absl::MakeConstSpan(&good, 1);
+  ASSERT_OK(executor->Run(args, &fetched));
+  EXPECT_EQ(fetched[0].shape(), TensorShape({2, 2}));
+}
+
+TEST_F(ExecutorTest, FirstErrorKeepsReadyNodesFromStarting) {
+  Output chain = FloatConst(root_.WithOpName("c"), {1}, {1});
+  for (int i = 0; i < 100; ++i) chain = ops::Neg(root_, chain);
+  const ops::NoOp boom(root_.WithOpName("boom"));
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{chain.node(), 0}}));
+  ResetNegOrder();
+  std::vector<Tensor> fetched;
+  EXPECT_THAT(executor->Run(Executor::Args(), &fetched),
+              StatusIs(absl::StatusCode::kDataLoss, "node 'boom' (NoOp): the disk is on fire"));
+  EXPECT_LT(NegOrder().size(), 100u);
+}
+
+TEST_F(ExecutorTest, ControlEdgesOrderNodes) {
+  const ops::Neg first(root_.WithOpName("first"), FloatConst(root_, {1}, {1}));
+  const ops::Neg second(root_.WithOpName("second").WithControlDependencies({first.operation}),
+                        FloatConst(root_, {2}, {1}));
+  const ops::Neg free_a(root_.WithOpName("free_a"), FloatConst(root_, {1}, {1}));
+  const ops::Neg free_b(root_.WithOpName("free_b"), FloatConst(root_, {2}, {1}));
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{second.node(), 0}, {free_b.node(), 0}}));
+  ResetNegOrder();
+  std::vector<Tensor> fetched;
+  ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  const std::vector<std::string> order = NegOrder();
+  // free_a is not needed by any fetch but is part of the executor.
+  ASSERT_THAT(order, SizeIs(4));
+  EXPECT_LT(std::find(order.begin(), order.end(), "first"),
+            std::find(order.begin(), order.end(), "second"));
+}
+
+TEST_F(ExecutorTest, ReadingAnUninitializedVariableFails) {
+  const ops::VariableV2 v(root_.WithOpName("v"), PartialTensorShape({2}), DT_FLOAT);
+  const ops::Identity read(root_.WithOpName("read"), v);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{read.node(), 0}}));
+  std::vector<Tensor> fetched;
+  EXPECT_THAT(executor->Run(Executor::Args(), &fetched),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       "node 'read' (Identity): Attempting to use uninitialized value v"));
+  // Fetching the reference itself reads it too.
+  ASSERT_OK_AND_ASSIGN(auto fetch_ref, Build({{v.node(), 0}}, {}, {v.node()}));
+  EXPECT_THAT(fetch_ref->Run(Executor::Args(), &fetched),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("Attempting to use uninitialized value v")));
+}
+
+TEST_F(ExecutorTest, AssignGetsTheReferenceAndFetchesAreSnapshots) {
+  const ops::VariableV2 v(root_.WithOpName("v"), PartialTensorShape({2}), DT_FLOAT);
+  const ops::Placeholder value(root_.WithOpName("value"), DT_FLOAT);
+  const ops::Assign assign(root_.WithOpName("assign"), v, value);
+  const ops::Identity read(root_.WithOpName("read"), v);
+  ASSERT_OK_AND_ASSIGN(auto assigner,
+                       Build({{assign.node(), 0}}, {{value.node(), 0}}, {v.node(), assign.node()}));
+  ASSERT_OK_AND_ASSIGN(auto reader, Build({{read.node(), 0}}, {}, {v.node(), read.node()}));
+
+  const Tensor one = Tensor::FromVector<float>({1, 2}, {2});
+  Executor::Args args;
+  args.feeds = absl::MakeConstSpan(&one, 1);
+  std::vector<Tensor> assigned;
+  ASSERT_OK(assigner->Run(args, &assigned));
+  EXPECT_THAT(Values<float>(assigned[0]), ElementsAre(1, 2));
+  std::vector<Tensor> read_back;
+  ASSERT_OK(reader->Run(Executor::Args(), &read_back));
+  EXPECT_THAT(Values<float>(read_back[0]), ElementsAre(1, 2));
+
+  const Tensor two = Tensor::FromVector<float>({5, 6}, {2});
+  args.feeds = absl::MakeConstSpan(&two, 1);
+  std::vector<Tensor> reassigned;
+  ASSERT_OK(assigner->Run(args, &reassigned));
+  EXPECT_THAT(Values<float>(reassigned[0]), ElementsAre(5, 6));
+  // What earlier steps returned does not follow the variable.
+  EXPECT_THAT(Values<float>(assigned[0]), ElementsAre(1, 2));
+  EXPECT_THAT(Values<float>(read_back[0]), ElementsAre(1, 2));
+}
+
+TEST_F(ExecutorTest, FeedingAReferenceInputIsRejected) {
+  const ops::VariableV2 v(root_.WithOpName("v"), PartialTensorShape({2}), DT_FLOAT);
+  const ops::Assign assign(root_.WithOpName("assign"), v, FloatConst(root_, {1, 2}, {2}));
+  EXPECT_THAT(Build({{assign.node(), 0}}, {{v.node(), 0}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("input 0 is a reference and cannot be fed")));
+}
+
+TEST_F(ExecutorTest, ExternalCancellationStopsARunningStep) {
+  const ops::Sqrt slow(root_.WithOpName("slow"), FloatConst(root_, {4}, {1}));
+  const ops::Neg after(root_.WithOpName("after"), slow);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{after.node(), 0}}));
+  absl::Notification started;
+  slow_started = &started;
+  slow_saw_cancellation = false;
+  ResetNegOrder();
+  StepCancellation cancellation;
+  Executor::Args args;
+  args.cancellation = &cancellation;
+  std::vector<Tensor> fetched;
+  absl::Notification done;
+  absl::Status result;
+  executor->RunAsync(args, &fetched, [&](absl::Status status) {
+    result = std::move(status);
+    done.Notify();
+  });
+  started.WaitForNotification();
+  cancellation.Cancel(absl::AbortedError("stop it"));
+  done.WaitForNotification();
+  slow_started = nullptr;
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kAborted, "stop it"));
+  EXPECT_TRUE(slow_saw_cancellation.load());
+  EXPECT_TRUE(NegOrder().empty());
+}
+
+TEST_F(ExecutorTest, FreesEachTensorAfterItsLastConsumer) {
+  constexpr int kLength = 10;
+  constexpr int64_t kBytes = int64_t{1} << 20;
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  Output chain = x;
+  for (int i = 0; i < kLength; ++i) chain = ops::Square(root_, chain);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{chain.node(), 0}}, {{x.node(), 0}}));
+  const Tensor feed(DT_FLOAT, {kBytes / 4});
+  Executor::Args args;
+  args.feeds = absl::MakeConstSpan(&feed, 1);
+  {
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(args, &fetched));
+    EXPECT_EQ(fetched[0].NumElements(), kBytes / 4);
+    EXPECT_EQ(device_.allocator()->Stats().bytes_in_use, kBytes);
+  }
+  const AllocatorStats stats = device_.allocator()->Stats();
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  EXPECT_EQ(stats.num_allocs, kLength);
+  // One input and one output alive at a time, not all ten.
+  EXPECT_EQ(stats.peak_bytes_in_use, 2 * kBytes);
+}
+
+TEST_F(ExecutorTest, UnusedOutputsAndFanOutsAreFreedToo) {
+  constexpr int64_t kBytes = int64_t{1} << 16;
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const ops::Square a(root_.WithOpName("a"), x);
+  const ops::Square b(root_.WithOpName("b"), a);
+  const ops::Square c(root_.WithOpName("c"), a);
+  const ops::Add sum(root_.WithOpName("sum"), b, c);
+  const ops::Square unused(root_.WithOpName("unused"), sum);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}, {{x.node(), 0}}));
+  const Tensor feed = Tensor::FromVector<float>(std::vector<float>(kBytes / 4, 2.f), {kBytes / 4});
+  Executor::Args args;
+  args.feeds = absl::MakeConstSpan(&feed, 1);
+  {
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(args, &fetched));
+    EXPECT_EQ(fetched[0].data<float>()[0], 32);
+  }
+  EXPECT_EQ(device_.allocator()->Stats().bytes_in_use, 0);
+  EXPECT_EQ(device_.allocator()->Stats().num_allocs, 5);
+}
+
+TEST_F(ExecutorTest, ConcurrentStepsGetTheirOwnValues) {
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const Output w = FloatConst(root_, {1, 2, 3, 4}, {2, 2});
+  // Two expensive branches, so that steps also use the pool.
+  const ops::MatMul left(root_, x, w);
+  const ops::MatMul right(root_, x, w, ops::MatMul::TransposeB(true));
+  const ops::Add y(root_.WithOpName("y"), left, right);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}, {{x.node(), 0}}));
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        const float v = static_cast<float>(t * 100 + i);
+        const Tensor feed = Tensor::FromVector<float>({v, 1}, {1, 2});
+        Executor::Args args;
+        args.step_id = t * 1000 + i;
+        args.feeds = absl::MakeConstSpan(&feed, 1);
+        std::vector<Tensor> fetched;
+        // [v,1] x [[1,2],[3,4]] + [v,1] x [[1,3],[2,4]]
+        if (!executor->Run(args, &fetched).ok() || fetched[0].data<float>()[0] != 2 * v + 5 ||
+            fetched[0].data<float>()[1] != 5 * v + 8) {
+          wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(ExecutorTest, RunsWithoutAPoolOnTheCallingThread) {
+  const Output w = FloatConst(root_, {1, 0, 0, 1}, {2, 2});
+  const ops::MatMul a(root_, w, w);
+  const ops::MatMul b(root_, w, w);
+  const ops::Add y(root_.WithOpName("y"), a, b);
+  pool_.reset();
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}));
+  std::vector<Tensor> fetched;
+  ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(2, 0, 0, 2));
+}
+
+TEST_F(ExecutorTest, CollectsStatsPerNode) {
+  const Output c = FloatConst(root_.WithOpName("c"), {1, 2}, {2});
+  const ops::Square sq(root_.WithOpName("sq"), c);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sq.node(), 0}}));
+  std::vector<NodeExecStats> stats;
+  Executor::Args args;
+  args.stats = &stats;
+  std::vector<Tensor> fetched;
+  ASSERT_OK(executor->Run(args, &fetched));
+  ASSERT_THAT(stats, SizeIs(2));
+  EXPECT_EQ(stats[0].node_name, "c");
+  EXPECT_EQ(stats[1].node_name, "sq");
+  EXPECT_EQ(stats[1].op, "Square");
+  EXPECT_EQ(stats[1].device, kLocalCpuDeviceName);
+  EXPECT_EQ(stats[1].output_bytes, 8);
+  EXPECT_LE(stats[1].start_micros, stats[1].end_micros);
+}
+
+TEST_F(ExecutorTest, RejectsFeedsOfTheWrongDtypeBeforeRunning) {
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const ops::Neg n(root_.WithOpName("n"), x);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{n.node(), 0}}, {{x.node(), 0}}));
+  const Tensor feed = Tensor::Scalar<double>(1);
+  Executor::Args args;
+  args.feeds = absl::MakeConstSpan(&feed, 1);
+  ResetNegOrder();
+  std::vector<Tensor> fetched;
+  EXPECT_THAT(executor->Run(args, &fetched),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "tensor 'x:0' has dtype float, but the value fed for it has dtype double"));
+  EXPECT_TRUE(NegOrder().empty());
+}
+
+TEST_F(ExecutorTest, InputFromOutsideTheNodesMustBeFed) {
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const ops::Neg n(root_.WithOpName("n"), x);
+  EXPECT_THAT(Build({{n.node(), 0}}, {}, {n.node()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("input 0 comes from 'x', which neither runs nor is fed")));
+}
+
+}  // namespace
+}  // namespace rill

@@ -1,0 +1,171 @@
+// Executor: runs a fixed set of nodes of a Graph on one device, step after
+// step. Built once (one kernel per node); each step schedules nodes by
+// pending counts on the inter-op pool, runs cheap kernels inline on the
+// thread that readied them, frees a tensor when its last consumer has run,
+// and stops at the first error.
+#ifndef RILL_RUNTIME_EXECUTOR_H_
+#define RILL_RUNTIME_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+#include "runtime/device.h"
+#include "runtime/session.h"
+#include "unsupported/Eigen/CXX11/ThreadPool"
+
+namespace rill {
+
+// Stops a step from any thread. The first status recorded is the step's
+// result; kernels see the flag through KernelContext::cancelled().
+// Thread safety: all methods may be called concurrently.
+class StepCancellation {
+ public:
+  // Records `status` unless a status is already recorded. REQUIRES: !ok().
+  void Cancel(absl::Status status);
+  bool cancelled() const {
+    // Acquire: pairs with the release in Cancel so that status() is set.
+    return cancelled_.load(std::memory_order_acquire);
+  }
+  // OK until cancelled.
+  absl::Status status() const;
+  const std::atomic<bool>* flag() const { return &cancelled_; }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+  mutable absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+// One output of a node ("node:k").
+struct TensorEndpoint {
+  const Node* node = nullptr;
+  int index = 0;
+  // "node:k", always with the index.
+  std::string ToString() const { return node->name() + ":" + std::to_string(index); }
+};
+
+// Thread safety: after Create, Run and RunAsync may be called concurrently
+// (each call is its own step).
+class Executor {
+ public:
+  struct Params {
+    const Graph* graph = nullptr;  // Only read by Create.
+    // The nodes to run; empty means all of `graph`. A data input from a
+    // node outside the set must be fed; control inputs from outside the
+    // set are ignored.
+    std::vector<const Node*> nodes;
+    // Outputs whose values each step supplies (Args::feeds, same order):
+    // their consumers read the fed value, and a node whose every output is
+    // fed does not run.
+    std::vector<TensorEndpoint> feeds;
+    // Outputs each step returns, in this order. A reference output is
+    // returned as a copy of the variable's value at the time.
+    std::vector<TensorEndpoint> fetches;
+    Device* device = nullptr;                  // Must outlive the executor.
+    const KernelRegistry* registry = nullptr;  // Null: StandardKernels().
+    // Where expensive nodes run; null: every node runs on the thread that
+    // called Run. Must outlive the executor.
+    Eigen::ThreadPoolInterface* inter_op_pool = nullptr;
+  };
+
+  // Creates every kernel. A node without a kernel fails with NOT_FOUND
+  // naming the node.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const Params& params);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  struct Args {
+    int64_t step_id = 0;
+    absl::Span<const Tensor> feeds;  // One per Params::feeds.
+    // Lets the caller cancel the step; null: the executor uses its own.
+    StepCancellation* cancellation = nullptr;
+    // Filled with one entry per node that ran, in completion order.
+    std::vector<NodeExecStats>* stats = nullptr;
+  };
+  using DoneCallback = std::function<void(absl::Status)>;
+
+  // Runs one step; the calling thread runs nodes too. On success `fetched`
+  // holds one tensor per Params::fetches. Errors: a feed of the wrong dtype
+  // or shape (nothing runs); the first kernel error as "node 'NAME' (OP):
+  // message" with the kernel's code; FAILED_PRECONDITION "Attempting to use
+  // uninitialized value VAR" when a node reads an unassigned variable
+  // through a value input (unless its op allows uninitialized input); or
+  // the cancellation's status.
+  absl::Status Run(const Args& args, std::vector<Tensor>* fetched) const;
+  // Starts a step on the inter-op pool and returns; `done` is called once,
+  // from some thread, when the step has finished. `args.feeds`,
+  // `args.cancellation`, `args.stats` and `fetched` must stay valid until
+  // then. REQUIRES: Params::inter_op_pool was set.
+  void RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
+
+  // The nodes it runs, in a topological order.
+  int num_nodes() const;
+  const NodeDef& node_def(int i) const;
+
+ private:
+  struct NodeItem;
+  struct OutEdge;
+  struct Step;
+  Executor() = default;
+
+  absl::Status Build(const Params& params);
+  absl::Status CheckFeeds(const Args& args) const;
+  Step* StartStep(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
+  void Process(Step* step, absl::Span<const int32_t> first) const;
+  bool RunNode(Step* step, int32_t id) const;
+  bool FetchOutputs(Step* step, const NodeItem& item) const;
+  using ReadyList = absl::InlinedVector<int32_t, 16>;
+  // Hands the outputs of `id` to its consumers; appends the nodes that
+  // became ready and returns their number.
+  int Propagate(Step* step, int32_t id, ReadyList* cheap, ReadyList* expensive) const;
+  void Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) const;
+  void Finish(Step* step) const;
+  void RecordStats(Step* step, const NodeItem& item, int64_t start_micros) const;
+
+  Device* device_ = nullptr;
+  Eigen::ThreadPoolInterface* pool_ = nullptr;
+  std::vector<NodeDef> defs_;
+  std::vector<NodeItem> items_;
+  std::vector<OutEdge> out_edges_;
+  std::vector<int32_t> control_edges_;  // Destination node of each.
+  // (input, source node) of the inputs that read a reference's value.
+  std::vector<std::pair<int32_t, int32_t>> deref_inputs_;
+  std::vector<std::pair<int32_t, int32_t>> node_fetches_;  // (output, fetch index).
+  std::vector<char> output_needed_;                        // Per output slot: read by someone.
+  std::vector<int32_t> initial_pending_;
+  std::vector<int32_t> roots_;
+  int32_t num_input_slots_ = 0;
+  int32_t num_output_slots_ = 0;
+
+  struct Feed {
+    std::string name;  // "node:k", for messages.
+    DataType dtype;
+    PartialTensorShape shape;
+    std::vector<int32_t> slots;  // Input slots it fills.
+  };
+  std::vector<Feed> feeds_;
+  std::vector<std::pair<int32_t, int32_t>> fetches_from_feeds_;  // (fetch, feed index).
+  int num_fetches_ = 0;
+
+  mutable absl::Mutex free_steps_mu_;
+  mutable std::vector<std::unique_ptr<Step>> free_steps_ ABSL_GUARDED_BY(free_steps_mu_);
+};
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_EXECUTOR_H_
