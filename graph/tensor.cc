@@ -23,8 +23,34 @@ namespace {
 // Bytes per element as stored in a buffer (sizeof(std::string) for strings);
 // 0 for types a Tensor cannot hold.
 size_t ElementSize(DataType dtype) {
+  if (BaseType(dtype) == DT_RESOURCE) return sizeof(ResourceHandleProto);
   return DispatchType(
       dtype, []<typename T>() { return sizeof(T); }, [] { return size_t{0}; });
+}
+
+bool CanBeStored(DataType dtype) {
+  return DataTypeCanBeStored(dtype) || BaseType(dtype) == DT_RESOURCE;
+}
+
+// Whether elements are objects, constructed and destroyed with the buffer
+// rather than plain bytes.
+bool HoldsObjects(DataType dtype) {
+  return BaseType(dtype) == DT_STRING || BaseType(dtype) == DT_RESOURCE;
+}
+
+// Calls `fn.template operator()<T>()` for the object element types.
+template <typename Fn>
+void ForObjectType(DataType dtype, Fn&& fn) {
+  if (BaseType(dtype) == DT_STRING) {
+    fn.template operator()<std::string>();
+  } else {
+    fn.template operator()<ResourceHandleProto>();
+  }
+}
+
+bool HandlesEqual(const ResourceHandleProto& a, const ResourceHandleProto& b) {
+  return a.device() == b.device() && a.container() == b.container() && a.name() == b.name() &&
+         a.hash_code() == b.hash_code() && a.maybe_type_name() == b.maybe_type_name();
 }
 
 template <typename T>
@@ -77,9 +103,11 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Allocate(Allocator* allocator, DataT
   }
   void* data = allocator->AllocateRaw(kTensorAlignment, bytes);
   if (data == nullptr) return nullptr;
-  if (BaseType(dtype) == DT_STRING) {
-    auto* strings = static_cast<std::string*>(data);
-    for (int64_t i = 0; i < num_elements; ++i) new (strings + i) std::string();
+  if (HoldsObjects(dtype)) {
+    ForObjectType(dtype, [&]<typename T>() {
+      auto* objects = static_cast<T*>(data);
+      for (int64_t i = 0; i < num_elements; ++i) new (objects + i) T();
+    });
   }
   return std::shared_ptr<TensorBuffer>(
       new TensorBuffer(allocator, BaseType(dtype), num_elements, data, bytes));
@@ -94,9 +122,11 @@ TensorBuffer::TensorBuffer(Allocator* allocator, DataType dtype, int64_t num_ele
       bytes_(bytes) {}
 
 TensorBuffer::~TensorBuffer() {
-  if (dtype_ == DT_STRING) {
-    auto* strings = static_cast<std::string*>(data_);
-    for (int64_t i = 0; i < num_elements_; ++i) strings[i].~basic_string();
+  if (HoldsObjects(dtype_)) {
+    ForObjectType(dtype_, [&]<typename T>() {
+      auto* objects = static_cast<T*>(data_);
+      for (int64_t i = 0; i < num_elements_; ++i) objects[i].~T();
+    });
   }
   allocator_->DeallocateRaw(data_, bytes_);
 }
@@ -105,7 +135,7 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape) {
   absl::StatusOr<Tensor> tensor = Allocate(CpuAllocator(), dtype, shape);
   if (!tensor.ok()) Fatal(tensor.status().ToString());
   *this = *std::move(tensor);
-  if (BaseType(dtype_) != DT_STRING) std::memset(raw_data(), 0, TotalBytes());
+  if (!HoldsObjects(dtype_)) std::memset(raw_data(), 0, TotalBytes());
 }
 
 absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
@@ -116,7 +146,7 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
         "tensors hold values",
         DataTypeString(dtype)));
   }
-  if (!DataTypeCanBeStored(dtype)) {
+  if (!CanBeStored(dtype)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("cannot allocate a tensor of dtype %s", DataTypeString(dtype)));
   }
@@ -175,8 +205,9 @@ absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
 Tensor Tensor::DeepCopy() const {
   if (!IsInitialized()) return Tensor();
   Tensor copy(dtype_, shape_);
-  if (BaseType(dtype_) == DT_STRING) {
-    std::copy_n(data<std::string>(), NumElements(), copy.data<std::string>());
+  if (HoldsObjects(dtype_)) {
+    ForObjectType(dtype_,
+                  [&]<typename T>() { std::copy_n(data<T>(), NumElements(), copy.data<T>()); });
   } else {
     std::memcpy(copy.raw_data(), raw_data(), TotalBytes());
   }
@@ -191,6 +222,14 @@ std::string Tensor::DebugString(int max_entries) const {
 std::string Tensor::SummarizeValue(int64_t max_entries) const {
   if (!IsInitialized()) return "<uninitialized>";
   const int64_t shown = std::clamp<int64_t>(max_entries, 0, NumElements());
+  if (BaseType(dtype_) == DT_RESOURCE) {
+    std::string s;
+    for (int64_t i = 0; i < shown; ++i) {
+      const ResourceHandleProto& handle = data<ResourceHandleProto>()[i];
+      s += absl::StrFormat("%s<%s/%s>", i > 0 ? " " : "", handle.container(), handle.name());
+    }
+    return shown < NumElements() ? s + "..." : s;
+  }
   std::string out = DispatchType(
       dtype_,
       [&]<typename T>() {
@@ -211,6 +250,11 @@ bool TensorsEqual(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
   if (!a.IsInitialized() || !b.IsInitialized()) {
     return a.IsInitialized() == b.IsInitialized();
+  }
+  if (BaseType(a.dtype()) == DT_RESOURCE) {
+    return std::equal(a.data<ResourceHandleProto>(),
+                      a.data<ResourceHandleProto>() + a.NumElements(),
+                      b.data<ResourceHandleProto>(), HandlesEqual);
   }
   return DispatchType(
       a.dtype(),

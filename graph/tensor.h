@@ -12,15 +12,24 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/allocator.h"
+#include "graph/proto/resource_handle.pb.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace rill {
 
-// Owns one allocation. Strings are constructed in place and destroyed with
-// the buffer. Thread safety: immutable after construction apart from the
-// element bytes, which the owner of the step writes.
+// DT_RESOURCE elements are handles, stored (like strings) as objects; only
+// the variable kernels touch them, so DispatchType leaves them out.
+template <>
+struct DataTypeToEnum<ResourceHandleProto> {
+  static constexpr DataType value = DT_RESOURCE;
+};
+
+// Owns one allocation. Strings and resource handles are constructed in
+// place and destroyed with the buffer. Thread safety: immutable after
+// construction apart from the element bytes, which the owner of the step
+// writes.
 class TensorBuffer {
  public:
   // Returns nullptr when the allocator has no memory.
@@ -66,12 +75,13 @@ class Tensor {
 
   Tensor() = default;  // An empty, uninitialized float scalar (IsInitialized() false).
   // Allocates from CpuAllocator(); numeric elements are zero-filled, strings
-  // empty. Aborts if memory cannot be had; use Allocate for a Status.
+  // and resource handles empty. Aborts if memory cannot be had; use
+  // Allocate for a Status.
   Tensor(DataType dtype, const TensorShape& shape);
 
-  // The element bytes are left uninitialized (strings are constructed).
-  // RESOURCE_EXHAUSTED when the allocator fails; INVALID_ARGUMENT for a
-  // dtype a Tensor cannot hold.
+  // The element bytes are left uninitialized (strings and resource handles
+  // are constructed). RESOURCE_EXHAUSTED when the allocator fails;
+  // INVALID_ARGUMENT for a dtype a Tensor cannot hold.
   static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
                                          const TensorShape& shape);
 

@@ -13,6 +13,8 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuTransformKernels(registry);
   RegisterCpuGatherKernels(registry);
   RegisterCpuRandomKernels(registry);
+  RegisterCpuStateKernels(registry);
+  RegisterCpuTrainingKernels(registry);
 }
 
 const KernelRegistry& StandardKernels() {

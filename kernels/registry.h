@@ -17,6 +17,8 @@ void RegisterCpuArrayKernels(KernelRegistry& registry);      // cpu/array_ops.cc
 void RegisterCpuTransformKernels(KernelRegistry& registry);  // cpu/transform_ops.cc
 void RegisterCpuGatherKernels(KernelRegistry& registry);     // cpu/gather_ops.cc
 void RegisterCpuRandomKernels(KernelRegistry& registry);     // cpu/random_ops.cc
+void RegisterCpuStateKernels(KernelRegistry& registry);      // cpu/state_ops.cc
+void RegisterCpuTrainingKernels(KernelRegistry& registry);   // cpu/training_ops.cc
 
 void RegisterStandardKernels(KernelRegistry& registry);
 

@@ -1,1 +1,320 @@
-// Placeholder: filled in by its owner.
+// CPU kernels for variables: reference variables (Variable, VariableV2) and
+// the ops that assign them in place, and resource variables (VarHandleOp,
+// ReadVariableOp, AssignVariableOp). Both kinds live in the device's
+// ResourceMgr, found by (container, shared_name or node name).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/cpu_threads.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+#include "kernels/registry.h"
+#include "kernels/resource_mgr.h"
+
+namespace rill {
+namespace {
+
+// Where a variable lives: the node's container (or the default one) and its
+// shared_name (or the node's name), as TensorFlow resolves them.
+struct VarLocation {
+  std::string container;
+  std::string name;
+};
+
+absl::StatusOr<VarLocation> GetVarLocation(const NodeDef& node) {
+  ASSIGN_OR_RETURN(std::string container, GetStringAttr(node, "container"));
+  ASSIGN_OR_RETURN(std::string shared_name, GetStringAttr(node, "shared_name"));
+  return VarLocation{container.empty() ? std::string(kDefaultContainer) : std::move(container),
+                     shared_name.empty() ? node.name() : std::move(shared_name)};
+}
+
+absl::StatusOr<ResourceMgr*> GetResourceMgr(const KernelContext& ctx) {
+  if (ctx.resource_manager() == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s needs the device's resource manager to hold variables, and has none", ctx.node().op()));
+  }
+  return ctx.resource_manager();
+}
+
+// Copies the elements of `from` into `to`. REQUIRES: same dtype and
+// element count.
+void CopyElements(const Tensor& from, const Tensor& to) {
+  if (BaseType(from.dtype()) == DT_STRING) {
+    std::copy_n(from.data<std::string>(), from.NumElements(), to.data<std::string>());
+  } else {
+    // memmove: assigning a variable its own value is allowed.
+    std::memmove(to.raw_data(), from.raw_data(), from.TotalBytes());
+  }
+}
+
+// Variable and VariableV2: a reference to the variable's tensor, created
+// (uninitialized) on first use.
+class VariableOp final : public OpKernel {
+ public:
+  VariableOp(const OpKernelConstruction& c, DataType dtype, VarLocation location)
+      : OpKernel(c), dtype_(dtype), location_(std::move(location)) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(DataType dtype, GetTypeAttr(c.def(), "dtype"));
+    ASSIGN_OR_RETURN(VarLocation location, GetVarLocation(c.def()));
+    return std::unique_ptr<OpKernel>(std::make_unique<VariableOp>(c, dtype, std::move(location)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
+    ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
+                     resources->LookupOrCreate<Var>(location_.container, location_.name,
+                                                    [&]() -> absl::StatusOr<std::shared_ptr<Var>> {
+                                                      return std::make_shared<Var>(dtype_);
+                                                    }));
+    if (var->dtype() != dtype_) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("variable %s/%s holds %s; this node declares it %s", location_.container,
+                          location_.name, DataTypeString(var->dtype()), DataTypeString(dtype_)));
+    }
+    // The manager keeps the variable alive for as long as it may be used.
+    ctx.set_output_ref(0, var->tensor(), var->mu());
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  const DataType dtype_;
+  const VarLocation location_;
+};
+
+// Assign: copies the value into the variable, in place when the shapes
+// agree, else into a fresh buffer (first assignment, or a new shape with
+// validate_shape false). Always under the variable's lock, since it may
+// replace the variable's tensor.
+class AssignOp final : public OpKernel {
+ public:
+  explicit AssignOp(const OpKernelConstruction& c)
+      : OpKernel(c), validate_shape_(GetBoolAttr(c.def(), "validate_shape").value_or(true)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& value = ctx.input(1);
+    {
+      absl::MutexLock lock(ctx.input_ref_mutex(0));
+      Tensor* var = ctx.mutable_input(0);
+      const bool same_shape = var->IsInitialized() && var->shape() == value.shape();
+      if (validate_shape_ && var->IsInitialized() && !same_shape) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "Assign to %s requires shapes of both tensors to match. lhs shape= %s rhs shape= %s",
+            RefInputName(ctx, 0), var->shape().DebugString(), value.shape().DebugString()));
+      }
+      if (same_shape && var->dtype() == value.dtype()) {
+        CopyElements(value, *var);
+      } else {
+        ASSIGN_OR_RETURN(Tensor fresh, ctx.AllocateTemp(BaseType(value.dtype()), value.shape()));
+        CopyElements(value, fresh);
+        *var = std::move(fresh);
+      }
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool validate_shape_;
+};
+
+// AssignAdd (kAdd) and AssignSub: element-wise update of an initialized
+// variable of the same shape; without use_locking the update races with
+// other unlocked writers, as in TensorFlow.
+template <typename T, bool kAdd>
+class AssignUpdateOp final : public OpKernel {
+ public:
+  explicit AssignUpdateOp(const OpKernelConstruction& c)
+      : OpKernel(c), use_locking_(GetBoolAttr(c.def(), "use_locking").value_or(false)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& value = ctx.input(1);
+    std::optional<absl::MutexLock> lock;
+    if (use_locking_) lock.emplace(ctx.input_ref_mutex(0));
+    // Unlocked, the snapshot read when the context was made shares the
+    // variable's buffer.
+    const Tensor& var = use_locking_ ? *ctx.mutable_input(0) : ctx.input(0);
+    if (!var.IsInitialized()) return UninitializedValueError(ctx, 0);
+    if (var.shape() != value.shape()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the value of shape %s does not match variable %s of shape %s", op(),
+          value.shape().DebugString(), RefInputName(ctx, 0), var.shape().DebugString()));
+    }
+    if constexpr (kAdd) {
+      var.flat<T>().device(ctx.eigen_cpu()) += value.flat<T>();
+    } else {
+      var.flat<T>().device(ctx.eigen_cpu()) -= value.flat<T>();
+    }
+    lock.reset();
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool use_locking_;
+};
+
+class IsVariableInitializedOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape()));
+    out->scalar<bool>() = ctx.input(0).IsInitialized();
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
+// VarHandleOp: a scalar DT_RESOURCE tensor naming the variable; the
+// variable itself is made by the first AssignVariableOp.
+class VarHandleOp final : public OpKernel {
+ public:
+  VarHandleOp(const OpKernelConstruction& c, Tensor handle)
+      : OpKernel(c), handle_(std::move(handle)) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(VarLocation location, GetVarLocation(c.def()));
+    Tensor handle(DT_RESOURCE, TensorShape());
+    ResourceHandleProto& proto = handle.scalar<ResourceHandleProto>();
+    proto.set_device(c.def().device());
+    proto.set_container(location.container);
+    proto.set_name(location.name);
+    proto.set_maybe_type_name(Var::kTypeName);
+    return std::unique_ptr<OpKernel>(std::make_unique<VarHandleOp>(c, std::move(handle)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ctx.set_output(0, handle_);
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  const Tensor handle_;  // Shared by every run; consumers never write inputs.
+};
+
+absl::StatusOr<const ResourceHandleProto*> GetHandle(const KernelContext& ctx) {
+  const Tensor& handle = ctx.input(0);
+  if (handle.dtype() != DT_RESOURCE || handle.NumElements() != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: input 0 must be one resource handle, got %s", ctx.node().op(), handle.DebugString()));
+  }
+  return handle.data<ResourceHandleProto>();
+}
+
+absl::Status CheckDtype(const char* action, DataType have, DataType want) {
+  if (have == want) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("Trying to %s variable with wrong dtype. Expected %s got %s", action,
+                      DataTypeString(have), DataTypeString(want)));
+}
+
+// Resource variables replace their tensor on every assignment, so a read
+// shares the buffer without copying and keeps its value.
+class ReadVariableOp final : public OpKernel {
+ public:
+  explicit ReadVariableOp(const OpKernelConstruction& c) : OpKernel(c), dtype_(c.output_type(0)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(const ResourceHandleProto* handle, GetHandle(ctx));
+    ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
+    auto var = resources->Lookup<Var>(handle->container(), handle->name());
+    if (!var.ok()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "Error while reading resource variable %s from container %s. This could mean that "
+          "the variable was uninitialized. %s",
+          handle->name(), handle->container(), var.status().message()));
+    }
+    RETURN_IF_ERROR(CheckDtype("read", (*var)->dtype(), dtype_));
+    Tensor value;
+    {
+      absl::MutexLock lock((*var)->mu());
+      value = *(*var)->tensor();
+    }
+    if (!value.IsInitialized()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("Attempting to read uninitialized resource variable %s from container %s",
+                          handle->name(), handle->container()));
+    }
+    ctx.set_output(0, std::move(value));
+    return absl::OkStatus();
+  }
+
+ private:
+  const DataType dtype_;
+};
+
+class AssignVariableOp final : public OpKernel {
+ public:
+  AssignVariableOp(const OpKernelConstruction& c, DataType dtype, bool validate_shape)
+      : OpKernel(c), dtype_(dtype), validate_shape_(validate_shape) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(DataType dtype, GetTypeAttr(c.def(), "dtype"));
+    ASSIGN_OR_RETURN(bool validate_shape, GetBoolAttr(c.def(), "validate_shape"));
+    return std::unique_ptr<OpKernel>(std::make_unique<AssignVariableOp>(c, dtype, validate_shape));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(const ResourceHandleProto* handle, GetHandle(ctx));
+    ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
+    const Tensor& value = ctx.input(1);
+    ASSIGN_OR_RETURN(std::shared_ptr<Var> var,
+                     resources->LookupOrCreate<Var>(handle->container(), handle->name(),
+                                                    [&]() -> absl::StatusOr<std::shared_ptr<Var>> {
+                                                      return std::make_shared<Var>(dtype_);
+                                                    }));
+    RETURN_IF_ERROR(CheckDtype("assign", var->dtype(), dtype_));
+    // A copy: the variable must not alias a tensor its feeder may reuse.
+    ASSIGN_OR_RETURN(Tensor copy, ctx.AllocateTemp(dtype_, value.shape()));
+    CopyElements(value, copy);
+    absl::MutexLock lock(var->mu());
+    Tensor* current = var->tensor();
+    if (validate_shape_ && current->IsInitialized() && current->shape() != value.shape()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Trying to assign to variable %s a tensor of shape %s; it has shape %s", handle->name(),
+          value.shape().DebugString(), current->shape().DebugString()));
+    }
+    *current = std::move(copy);
+    return absl::OkStatus();
+  }
+
+ private:
+  const DataType dtype_;
+  const bool validate_shape_;
+};
+
+template <typename... Ts>
+void RegisterAssignUpdate(KernelRegistry& r) {
+  (r.Register(KernelDef("AssignAdd").Device(kDeviceCpu).TypeConstraint<Ts>("T"),
+              MakeKernel<AssignUpdateOp<Ts, true>>),
+   ...);
+  (r.Register(KernelDef("AssignSub").Device(kDeviceCpu).TypeConstraint<Ts>("T"),
+              MakeKernel<AssignUpdateOp<Ts, false>>),
+   ...);
+}
+
+}  // namespace
+
+void RegisterCpuStateKernels(KernelRegistry& r) {
+  r.Register(KernelDef("Variable").Device(kDeviceCpu), VariableOp::Create);
+  r.Register(KernelDef("VariableV2").Device(kDeviceCpu), VariableOp::Create);
+  r.Register(KernelDef("Assign").Device(kDeviceCpu), MakeKernel<AssignOp>);
+  RegisterAssignUpdate<float, double, int32_t, int64_t, half, bfloat16, int8_t, int16_t, uint8_t,
+                       complex64, complex128>(r);
+  r.Register(KernelDef("IsVariableInitialized").Device(kDeviceCpu),
+             MakeKernel<IsVariableInitializedOp>);
+  r.Register(KernelDef("VarHandleOp").Device(kDeviceCpu), VarHandleOp::Create);
+  r.Register(KernelDef("ReadVariableOp").Device(kDeviceCpu), MakeKernel<ReadVariableOp>);
+  r.Register(KernelDef("AssignVariableOp").Device(kDeviceCpu), AssignVariableOp::Create);
+}
+
+}  // namespace rill

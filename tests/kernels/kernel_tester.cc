@@ -51,21 +51,59 @@ KernelTester& KernelTester::Attr(const std::string& name, AttrValue value) {
 }
 
 KernelTester& KernelTester::Input(Tensor value) {
-  args_.push_back({{std::move(value)}, false, nullptr});
+  Arg arg;
+  arg.values.push_back(std::move(value));
+  args_.push_back(std::move(arg));
   return *this;
 }
 
 KernelTester& KernelTester::InputList(std::vector<Tensor> values) {
-  args_.push_back({std::move(values), true, nullptr});
+  Arg arg;
+  arg.values = std::move(values);
+  arg.is_list = true;
+  args_.push_back(std::move(arg));
   return *this;
 }
 
-KernelTester& KernelTester::RefInput(Tensor* variable) {
-  args_.push_back({{}, false, variable});
+KernelTester& KernelTester::RefInput(Tensor* variable, std::string name) {
+  Arg arg;
+  arg.ref = variable;
+  arg.ref_dtype = variable->dtype();
+  arg.owned_mu = std::make_shared<absl::Mutex>();
+  arg.ref_mu = arg.owned_mu.get();
+  arg.name = std::move(name);
+  args_.push_back(std::move(arg));
+  return *this;
+}
+
+KernelTester& KernelTester::RefInput(Var* var, std::string name) {
+  Arg arg;
+  arg.ref = var->tensor();
+  arg.ref_dtype = var->dtype();
+  arg.ref_mu = var->mu();
+  arg.name = std::move(name);
+  args_.push_back(std::move(arg));
+  return *this;
+}
+
+KernelTester& KernelTester::UnknownInputShapes() {
+  unknown_input_shapes_ = true;
+  return *this;
+}
+
+KernelTester& KernelTester::WithResourceMgr(std::shared_ptr<ResourceMgr> resources) {
+  resources_ = std::move(resources);
   return *this;
 }
 
 absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
+  ASSIGN_OR_RETURN(std::vector<TensorValue> values, RunValues(num_threads));
+  std::vector<Tensor> outputs;
+  for (const TensorValue& value : values) outputs.push_back(value.Value());
+  return outputs;
+}
+
+absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
   ASSIGN_OR_RETURN(const OpRegistration* op, StandardOps().LookUp(op_));
   const OpDef& op_def = op->op_def;
   if (static_cast<int>(args_.size()) != op_def.input_arg_size()) {
@@ -76,7 +114,7 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   for (const Arg& arg : args_) {
     DataTypeVector types;
     if (arg.ref != nullptr) {
-      types.push_back(MakeRefType(arg.ref->dtype()));
+      types.push_back(MakeRefType(arg.ref_dtype));
     } else {
       for (const Tensor& t : arg.values) types.push_back(t.dtype());
     }
@@ -88,22 +126,28 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   RETURN_IF_ERROR(ValidateNodeAttrs(node, op_def));
   ASSIGN_OR_RETURN(NodeSignature signature, ComputeNodeSignature(node, op_def));
 
-  absl::Mutex mu;
   KernelContext::Params params;
   params.node = &node;
   std::vector<PartialTensorShape> shapes;
   std::vector<const Tensor*> known_values;
-  for (const Arg& arg : args_) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const Arg& arg = args_[i];
+    const std::string& arg_name = op_def.input_arg(static_cast<int>(i)).name();
     if (arg.ref != nullptr) {
-      params.inputs.push_back(TensorValue{Tensor(), arg.ref, &mu});
-      shapes.push_back(arg.ref->shape());
+      node.add_input(arg.name.empty() ? arg_name : arg.name);
+      params.inputs.push_back(TensorValue{Tensor(), arg.ref, arg.ref_mu});
+      const bool known = !unknown_input_shapes_ && arg.ref->IsInitialized();
+      shapes.push_back(known ? PartialTensorShape(arg.ref->shape()) : PartialTensorShape());
       known_values.push_back(nullptr);
       continue;
     }
-    for (const Tensor& t : arg.values) {
+    for (size_t k = 0; k < arg.values.size(); ++k) {
+      const Tensor& t = arg.values[k];
+      node.add_input(arg.is_list ? absl::StrFormat("%s_%d", arg_name, k) : arg_name);
       params.inputs.push_back(TensorValue{t});
-      shapes.push_back(t.shape());
-      known_values.push_back(&t);
+      shapes.push_back(unknown_input_shapes_ ? PartialTensorShape()
+                                             : PartialTensorShape(t.shape()));
+      known_values.push_back(unknown_input_shapes_ ? nullptr : &t);
     }
   }
   if (params.inputs.size() != signature.input_types.size()) {
@@ -111,9 +155,12 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
                                                       signature.input_types.size(),
                                                       params.inputs.size()));
   }
+  DataTypeVector given_types;
+  for (const DataTypeVector& types : arg_types) {
+    given_types.insert(given_types.end(), types.begin(), types.end());
+  }
   for (size_t i = 0; i < params.inputs.size(); ++i) {
-    const DataType given = params.inputs[i].is_ref() ? MakeRefType(params.inputs[i].ref->dtype())
-                                                     : params.inputs[i].tensor.dtype();
+    const DataType given = given_types[i];
     if (BaseType(given) != BaseType(signature.input_types[i]) ||
         (IsRefType(signature.input_types[i]) && !IsRefType(given))) {
       return absl::InvalidArgumentError(
@@ -131,16 +178,21 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   params.output_types = signature.output_types;
   params.eigen_cpu = &threads.device();
   params.allocator = CpuAllocator();
+  params.resource_manager = resources_.get();
   KernelContext ctx(std::move(params));
   RETURN_IF_ERROR(kernel->Compute(ctx));
 
-  std::vector<Tensor> outputs;
+  std::vector<TensorValue> outputs;
   for (int i = 0; i < ctx.num_outputs(); ++i) {
     const TensorValue& value = ctx.output(i);
     if (!value.is_ref() && !value.tensor.IsInitialized()) {
       return absl::InternalError(absl::StrFormat("%s did not set output %d", op_, i));
     }
-    Tensor out = value.Value();
+    const Tensor out = value.Value();
+    if (value.is_ref() && !out.IsInitialized()) {
+      outputs.push_back(value);
+      continue;
+    }
     if (!inference.output(i).IsCompatibleWith(out.shape())) {
       return absl::InternalError(
           absl::StrFormat("%s output %d has shape %s but the shape function says %s", op_, i,
@@ -151,7 +203,7 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
                                                  DataTypeString(out.dtype()),
                                                  DataTypeString(signature.output_types[i])));
     }
-    outputs.push_back(std::move(out));
+    outputs.push_back(value);
   }
   return outputs;
 }
@@ -163,6 +215,18 @@ absl::StatusOr<Tensor> KernelTester::RunOne(int num_threads) const {
         absl::StrFormat("%s has %d outputs; use Run()", op_, outputs.size()));
   }
   return std::move(outputs[0]);
+}
+
+std::shared_ptr<Var> VarHolding(const Tensor& value) {
+  auto var = std::make_shared<Var>(value.dtype());
+  absl::MutexLock lock(var->mu());
+  *var->tensor() = value.DeepCopy();
+  return var;
+}
+
+Tensor ValueOf(Var& var) {
+  absl::MutexLock lock(var.mu());
+  return *var.tensor();
 }
 
 Tensor RandomTensor(DataType dtype, const TensorShape& shape, int seed, double low, double high) {

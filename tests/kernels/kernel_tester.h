@@ -4,13 +4,17 @@
 #ifndef RILL_TESTS_KERNELS_KERNEL_TESTER_H_
 #define RILL_TESTS_KERNELS_KERNEL_TESTER_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
+#include "kernels/op_kernel.h"
+#include "kernels/resource_mgr.h"
 
 namespace rill::testing {
 
@@ -19,7 +23,8 @@ namespace rill::testing {
 //   t.Attr("transpose_b", true).Input<float>({2, 2}, {1, 2, 3, 4}).Input<float>({2, 2}, {...});
 //   ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
 // One Input/InputList call per OpDef input arg, in order. Type attrs (T, N,
-// list(type)) left unset are inferred from the inputs.
+// list(type)) left unset are inferred from the inputs. The node's input
+// strings are the OpDef arg names unless a RefInput names its variable.
 class KernelTester {
  public:
   explicit KernelTester(std::string op, std::string device_type = "CPU");
@@ -36,12 +41,30 @@ class KernelTester {
   }
   // The tensors of a list argument (N * T, list(type)).
   KernelTester& InputList(std::vector<Tensor> values);
-  // A reference input: the kernel reads and writes `*variable`.
-  KernelTester& RefInput(Tensor* variable);
+  // A reference input: the kernel reads and writes `*variable`, guarded by
+  // a mutex of the tester's. `name` is the node's input string, what
+  // messages call the variable (default: the OpDef arg name).
+  KernelTester& RefInput(Tensor* variable, std::string name = "");
+  // A reference input to `var`'s tensor under its mutex.
+  KernelTester& RefInput(Var* var, std::string name = "");
+
+  // Shape inference is told nothing about the input shapes, as when they
+  // come from placeholders of unknown shape, so that the kernel's own
+  // run-time checks are reached.
+  KernelTester& UnknownInputShapes();
+  // The resource manager the kernel sees (the tester's own by default);
+  // testers given the same one share variables.
+  KernelTester& WithResourceMgr(std::shared_ptr<ResourceMgr> resources);
+  ResourceMgr& resource_manager() const { return *resources_; }
+  const std::shared_ptr<ResourceMgr>& shared_resource_manager() const { return resources_; }
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
-  // Fails when the output shapes disagree with the shape function.
+  // Fails when the output shapes disagree with the shape function. A
+  // reference output is returned as its current value.
   absl::StatusOr<std::vector<Tensor>> Run(int num_threads = 2) const;
+  // Run() with the outputs as the kernel set them: references stay
+  // references (to a variable's storage, not checked when uninitialized).
+  absl::StatusOr<std::vector<TensorValue>> RunValues(int num_threads = 2) const;
   // Run() for an op with exactly one output.
   absl::StatusOr<Tensor> RunOne(int num_threads = 2) const;
 
@@ -50,11 +73,17 @@ class KernelTester {
     std::vector<Tensor> values;
     bool is_list = false;
     Tensor* ref = nullptr;
+    DataType ref_dtype = DT_INVALID;
+    absl::Mutex* ref_mu = nullptr;
+    std::shared_ptr<absl::Mutex> owned_mu;  // For a plain Tensor* reference.
+    std::string name;
   };
   std::string op_;
   std::string device_type_;
   NodeDef node_;
   std::vector<Arg> args_;
+  bool unknown_input_shapes_ = false;
+  std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
 };
 
 // A tensor of `values` with `shape`, for expected results.
@@ -62,6 +91,11 @@ template <typename T>
 Tensor MakeTensor(const TensorShape& shape, std::vector<T> values) {
   return Tensor::FromVector<T>(absl::MakeConstSpan(values), shape);
 }
+
+// A variable holding a copy of `value`, as if assigned; and a variable's
+// current value, read under its mutex.
+std::shared_ptr<Var> VarHolding(const Tensor& value);
+Tensor ValueOf(Var& var);
 
 // A tensor of `shape` filled with uniform values in [low, high) from a
 // fixed seed, for comparing kernels against reference implementations.

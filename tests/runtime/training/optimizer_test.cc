@@ -1,1 +1,275 @@
+// Optimizers through a Session on loss = sum((w - target)^2) (gradient
+// 2 (w - target)), step by step against the update formulas computed here.
+#include "runtime/training/optimizer.h"
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "graph/tensor.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "runtime/session.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
+
+// A step of an optimizer on the values of w, given the gradient.
+template <typename T>
+using ReferenceStep = std::function<void(int step, const std::vector<T>& grad, std::vector<T>& w)>;
+
+// Builds loss = sum((w - target)^2), minimizes it with `optimizer` for
+// `steps` runs and checks w after each against `reference`.
+template <typename T>
+void CheckAgainstReference(Optimizer& optimizer, const ReferenceStep<T>& reference,
+                           double tolerance, int steps = 4) {
+  const std::vector<T> w0 = {T(1.5), T(-2), T(0.25)};
+  const std::vector<T> target = {T(0.5), T(1), T(-1)};
+  Scope scope = ops::NewRootScope();
+  Variable w(scope, "w", Tensor::FromVector<T>(absl::MakeConstSpan(w0), TensorShape({3})));
+  const ops::Sub diff(scope, w,
+                      Tensor::FromVector<T>(absl::MakeConstSpan(target), TensorShape({3})));
+  const ops::Sum loss(scope.WithOpName("loss"), ops::Square(scope, diff), 0);
+  ASSERT_OK_AND_ASSIGN(Operation train, optimizer.Minimize(scope, loss, {w}));
+  GlobalVariablesInitializer(scope);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, scope.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+
+  std::vector<T> expected = w0;
+  for (int step = 1; step <= steps; ++step) {
+    SCOPED_TRACE(absl::StrFormat("step %d", step));
+    std::vector<T> grad(3);
+    for (int i = 0; i < 3; ++i) grad[i] = T(2) * (expected[i] - target[i]);
+    reference(step, grad, expected);
+    ASSERT_OK(session->Run({}, {}, {train.name()}));
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"w/read"}));
+    const std::vector<T> got = Values<T>(out[0]);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_NEAR(got[i], expected[i], tolerance * (1 + std::abs(expected[i]))) << "element " << i;
+    }
+  }
+}
+
+TEST(GradientDescentOptimizer, MatchesTheUpdateRuleExactly) {
+  GradientDescentOptimizer optimizer(0.1);
+  CheckAgainstReference<double>(
+      optimizer,
+      [](int, const std::vector<double>& grad, std::vector<double>& w) {
+        for (int i = 0; i < 3; ++i) w[i] -= grad[i] * 0.1;
+      },
+      0);
+}
+
+TEST(GradientDescentOptimizer, UpdatesFloatVariables) {
+  GradientDescentOptimizer optimizer(0.25);
+  CheckAgainstReference<float>(
+      optimizer,
+      [](int, const std::vector<float>& grad, std::vector<float>& w) {
+        for (int i = 0; i < 3; ++i) w[i] -= grad[i] * 0.25f;
+      },
+      1e-6);
+}
+
+template <typename T>
+ReferenceStep<T> MomentumReference(T lr, T momentum, bool nesterov) {
+  auto accum = std::make_shared<std::vector<T>>(3, T(0));
+  return [=](int, const std::vector<T>& grad, std::vector<T>& w) {
+    for (int i = 0; i < 3; ++i) {
+      T& a = (*accum)[i];
+      a = a * momentum + grad[i];
+      w[i] -= nesterov ? grad[i] * lr + a * momentum * lr : a * lr;
+    }
+  };
+}
+
+TEST(MomentumOptimizer, MatchesTheUpdateRule) {
+  MomentumOptimizer optimizer(0.05, 0.9);
+  CheckAgainstReference<float>(optimizer, MomentumReference<float>(0.05f, 0.9f, false), 1e-5);
+}
+
+TEST(MomentumOptimizer, MatchesTheNesterovUpdateRule) {
+  MomentumOptimizer optimizer(0.05, 0.9, /*use_nesterov=*/true);
+  CheckAgainstReference<double>(optimizer, MomentumReference<double>(0.05, 0.9, true), 1e-12);
+}
+
+template <typename T>
+ReferenceStep<T> AdamReference(double lr, double beta1, double beta2, double epsilon) {
+  auto m = std::make_shared<std::vector<double>>(3, 0.0);
+  auto v = std::make_shared<std::vector<double>>(3, 0.0);
+  return [=](int step, const std::vector<T>& grad, std::vector<T>& w) {
+    const double lr_t = lr * std::sqrt(1 - std::pow(beta2, step)) / (1 - std::pow(beta1, step));
+    for (int i = 0; i < 3; ++i) {
+      const double g = grad[i];
+      (*m)[i] += (g - (*m)[i]) * (1 - beta1);
+      (*v)[i] += (g * g - (*v)[i]) * (1 - beta2);
+      w[i] = static_cast<T>(w[i] - lr_t * (*m)[i] / (std::sqrt((*v)[i]) + epsilon));
+    }
+  };
+}
+
+TEST(AdamOptimizer, MatchesTheUpdateRule) {
+  AdamOptimizer optimizer(0.1, 0.9, 0.999, 1e-8);
+  CheckAgainstReference<double>(optimizer, AdamReference<double>(0.1, 0.9, 0.999, 1e-8), 1e-12);
+}
+
+TEST(AdamOptimizer, MatchesTheUpdateRuleForFloat) {
+  AdamOptimizer optimizer(0.01, 0.8, 0.99, 1e-7);
+  CheckAgainstReference<float>(optimizer, AdamReference<float>(0.01, 0.8, 0.99, 1e-7), 1e-5);
+}
+
+// A graph with two variables, w (in the loss) and unused (not), and a
+// loss over w only.
+struct TwoVariables {
+  Scope scope = ops::NewRootScope();
+  Variable w{scope, "w", Tensor::FromVector<float>({1.f, 2.f}, TensorShape({2}))};
+  Variable unused{scope, "unused", Tensor::FromVector<float>({5.f}, TensorShape({1}))};
+  Output loss = ops::Sum(scope.WithOpName("loss"), ops::Square(scope, w), 0);
+};
+
+TEST(Optimizer, MinimizeIncrementsTheGlobalStep) {
+  TwoVariables g;
+  Variable global_step = CreateGlobalStep(g.scope);
+  GradientDescentOptimizer optimizer(0.5);
+  ASSERT_OK_AND_ASSIGN(Operation train, optimizer.Minimize(g.scope, g.loss, {g.w}, &global_step));
+  EXPECT_EQ(train.name(), "GradientDescent");
+  EXPECT_EQ(train.node()->op(), "AssignAdd");
+  GlobalVariablesInitializer(g.scope);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, g.scope.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(session->Run({}, {}, {"GradientDescent"}));
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"global_step/read", "w/read"}));
+  EXPECT_EQ(out[0].dtype(), DT_INT64);
+  EXPECT_EQ(out[0].scalar<int64_t>(), 3);
+  // w -= 0.5 * 2w zeroes w in one step.
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(0.f, 0.f));
+}
+
+TEST(Optimizer, VariablesTheLossDoesNotReadGetNoGradient) {
+  TwoVariables g;
+  GradientDescentOptimizer optimizer(0.1);
+  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> grads,
+                       optimizer.ComputeGradients(g.scope, g.loss, {g.w, g.unused}));
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_TRUE(grads[0].gradient.ok());
+  EXPECT_FALSE(grads[1].gradient.ok());
+  EXPECT_EQ(grads[1].variable.name(), "unused");
+
+  ASSERT_OK_AND_ASSIGN(Operation train, optimizer.ApplyGradients(g.scope, grads));
+  GlobalVariablesInitializer(g.scope);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, g.scope.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  ASSERT_OK(session->Run({}, {}, {train.name()}));
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"w/read", "unused/read"}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(0.8f, 1.6f));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(5.f));
+}
+
+TEST(Optimizer, MinimizeFailsWhenNoVariableHasAGradient) {
+  TwoVariables g;
+  MomentumOptimizer optimizer(0.1, 0.9);
+  EXPECT_THAT(optimizer.Minimize(g.scope, g.loss, {g.unused}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("No gradients provided for any variable"),
+                                        HasSubstr("unused"))));
+  EXPECT_THAT(optimizer.Minimize(g.scope, g.loss, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("No variables")));
+}
+
+TEST(Optimizer, RejectsAGradientOfAnotherDtype) {
+  TwoVariables g;
+  GradientDescentOptimizer optimizer(0.1);
+  const Output wrong =
+      ops::Const(g.scope, Tensor::FromVector<double>({1, 2}, TensorShape({2})), DT_DOUBLE);
+  EXPECT_THAT(optimizer.ApplyGradients(g.scope, {{wrong, g.w}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::AllOf(HasSubstr("w"), HasSubstr("double"), HasSubstr("float"))));
+}
+
+bool HasNode(const Scope& scope, const std::string& name, const std::string& op) {
+  const Node* node = scope.graph()->FindNode(name);
+  return node != nullptr && node->op() == op;
+}
+
+TEST(Optimizer, SlotsAndUpdatesAreNamedAsInTensorFlow) {
+  TwoVariables g;
+  MomentumOptimizer momentum(0.1, 0.9);
+  ASSERT_OK(momentum.Minimize(g.scope, g.loss, {g.w}));
+  EXPECT_TRUE(HasNode(g.scope, "w/Momentum", "VariableV2"));
+  EXPECT_TRUE(HasNode(g.scope, "Momentum/update_w/ApplyMomentum", "ApplyMomentum"));
+  EXPECT_TRUE(HasNode(g.scope, "Momentum", "NoOp"));
+
+  AdamOptimizer adam;
+  ASSERT_OK(adam.Minimize(g.scope, g.loss, {g.w}));
+  EXPECT_TRUE(HasNode(g.scope, "w/Adam", "VariableV2"));
+  EXPECT_TRUE(HasNode(g.scope, "w/Adam_1", "VariableV2"));
+  EXPECT_TRUE(HasNode(g.scope, "beta1_power", "VariableV2"));
+  EXPECT_TRUE(HasNode(g.scope, "beta2_power", "VariableV2"));
+  EXPECT_TRUE(HasNode(g.scope, "Adam/update_w/ApplyAdam", "ApplyAdam"));
+  EXPECT_TRUE(HasNode(g.scope, "Adam", "NoOp"));
+
+  // A second Minimize with the same optimizer reuses its slots.
+  ASSERT_OK(momentum.Minimize(g.scope, g.loss, {g.w}));
+  EXPECT_TRUE(HasNode(g.scope, "Momentum_1/update_w/ApplyMomentum", "ApplyMomentum"));
+  EXPECT_TRUE(HasNode(g.scope, "Momentum_1", "NoOp"));
+  EXPECT_EQ(g.scope.graph()->FindNode("w/Momentum_1"), nullptr);
+  const Node* apply = g.scope.graph()->FindNode("Momentum_1/update_w/ApplyMomentum");
+  ASSERT_NE(apply, nullptr);
+  EXPECT_EQ(apply->input_edge(1)->src->name(), "w/Momentum");
+}
+
+TEST(Optimizer, UpdatesAndSlotsGoOnTheVariablesDevice) {
+  Scope scope = ops::NewRootScope();
+  const std::string device = "/job:ps/replica:0/task:0/device:CPU:0";
+  Variable w(scope.WithDevice(device), "w", Tensor::FromVector<float>({1.f}, TensorShape({1})));
+  const Output loss = ops::Sum(scope, ops::Square(scope, w), 0);
+  AdamOptimizer adam;
+  ASSERT_OK(adam.Minimize(scope.WithDevice("/job:worker/task:0"), loss, {w}));
+  EXPECT_THAT(w.ref().node()->requested_device(), HasSubstr("/job:ps"));
+  for (const char* name : {"w/Adam", "w/Adam_1", "beta1_power", "Adam/update_w/ApplyAdam"}) {
+    const Node* node = scope.graph()->FindNode(name);
+    ASSERT_NE(node, nullptr) << name;
+    EXPECT_EQ(node->requested_device(), w.ref().node()->requested_device()) << name;
+  }
+}
+
+TEST(Optimizer, SlotsAreInitializedByTheInitOp) {
+  TwoVariables g;
+  AdamOptimizer adam(0.1);
+  ASSERT_OK(adam.Minimize(g.scope, g.loss, {g.w}));
+  GlobalVariablesInitializer(g.scope);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, g.scope.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      session->Run({}, {"w/Adam/read", "w/Adam_1/read", "beta1_power/read", "beta2_power/read"}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(0.f, 0.f));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(0.f, 0.f));
+  EXPECT_FLOAT_EQ(out[2].scalar<float>(), 0.9f);
+  EXPECT_FLOAT_EQ(out[3].scalar<float>(), 0.999f);
+  ASSERT_OK(session->Run({}, {}, {"Adam"}));
+  ASSERT_OK(session->Run({}, {}, {"Adam"}));
+  ASSERT_OK_AND_ASSIGN(out, session->Run({}, {"beta1_power/read", "beta2_power/read"}));
+  EXPECT_FLOAT_EQ(out[0].scalar<float>(), 0.9f * 0.9f * 0.9f);
+  EXPECT_FLOAT_EQ(out[1].scalar<float>(), 0.999f * 0.999f * 0.999f);
+}
+
+}  // namespace
+}  // namespace rill
