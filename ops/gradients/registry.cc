@@ -1,1 +1,44 @@
-// Placeholder: filled in by its owner.
+#include <vector>
+
+#include "ops/gradients.h"
+
+namespace rill {
+namespace {
+
+// A resource variable's read passes its gradient to the handle, as in
+// TensorFlow, so a handle may be one of the xs.
+absl::Status ReadVariableGrad(const Scope&, const Operation&, const std::vector<Output>& dy,
+                              std::vector<Output>* dx) {
+  *dx = dy;
+  return absl::OkStatus();
+}
+
+void RegisterStateAndRandomGradients(GradientRegistry& r) {
+  r.Register("ReadVariableOp", ReadVariableGrad);
+  for (const char* op :
+       {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "IsVariableInitialized"}) {
+    r.RegisterNoGradient(op);
+  }
+}
+
+}  // namespace
+
+const GradientRegistry& StandardGradients() {
+  static const GradientRegistry* const registry = [] {
+    auto* r = new GradientRegistry;
+    RegisterMathGradients(*r);
+    RegisterNnGradients(*r);
+    RegisterArrayGradients(*r);
+    RegisterStateAndRandomGradients(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+absl::StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys) {
+  return AddGradients(scope, ys, xs, grad_ys, StandardGradients());
+}
+
+}  // namespace rill

@@ -1,1 +1,264 @@
+// Numeric gradient checks (float64 central differences against the
+// Jacobian AddGradients builds) for every differentiable math op.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ops/gradients.h"
+#include "ops/ops.h"
+#include "runtime/session.h"
+#include "tests/ops/gradient_checker.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::GradientChecker;
+using ::rill::testing::GradientErrorBelow;
+
+constexpr double kTolerance = 1e-7;
+
+using BinaryFn = std::function<Output(const Scope&, const Output&, const Output&)>;
+
+struct BinaryCase {
+  std::string name;
+  BinaryFn fn;
+  // Input ranges that keep away from poles and branch cuts.
+  double x_lo, x_hi, y_lo, y_hi;
+
+  friend void PrintTo(const BinaryCase& c, std::ostream* os) { *os << c.name; }
+};
+
+template <typename Op>
+BinaryFn Binary() {
+  return [](const Scope& s, const Output& x, const Output& y) -> Output { return Op(s, x, y); };
+}
+
+class BinaryGradTest : public ::testing::TestWithParam<BinaryCase> {};
+
+// Equal shapes, a vector against a matrix, a column against a row (both
+// broadcast) and a scalar: each input's gradient is summed back to its
+// own shape.
+TEST_P(BinaryGradTest, MatchesNumericGradientUnderBroadcasting) {
+  const BinaryCase& p = GetParam();
+  const std::vector<std::pair<TensorShape, TensorShape>> shapes = {
+      {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}};
+  for (const auto& [sx, sy] : shapes) {
+    SCOPED_TRACE(sx.DebugString() + " with " + sy.DebugString());
+    GradientChecker c;
+    const Output x = c.RandomInput(sx, p.x_lo, p.x_hi);
+    const Output y = c.RandomInput(sy, p.y_lo, p.y_hi);
+    EXPECT_THAT(c.MaxError({p.fn(c.scope(), x, y)}), GradientErrorBelow(kTolerance));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MathGrad, BinaryGradTest,
+    ::testing::Values(BinaryCase{"Add", Binary<ops::Add>(), -1, 1, -1, 1},
+                      BinaryCase{"AddV2", Binary<ops::AddV2>(), -1, 1, -1, 1},
+                      BinaryCase{"Sub", Binary<ops::Sub>(), -1, 1, -1, 1},
+                      BinaryCase{"Mul", Binary<ops::Mul>(), -1, 1, -1, 1},
+                      BinaryCase{"Div", Binary<ops::Div>(), -1, 1, 0.5, 2},
+                      BinaryCase{"RealDiv", Binary<ops::RealDiv>(), -1, 1, 0.5, 2},
+                      BinaryCase{"Maximum", Binary<ops::Maximum>(), -1, 1, -1, 1},
+                      BinaryCase{"Minimum", Binary<ops::Minimum>(), -1, 1, -1, 1},
+                      BinaryCase{"Pow", Binary<ops::Pow>(), 0.5, 2, -1.5, 1.5},
+                      BinaryCase{"FloorMod", Binary<ops::FloorMod>(), -3, 3, 0.7, 1.3}),
+    [](const ::testing::TestParamInfo<BinaryCase>& info) { return info.param.name; });
+
+using UnaryFn = std::function<Output(const Scope&, const Output&)>;
+
+struct UnaryCase {
+  std::string name;
+  UnaryFn fn;
+  double lo, hi, min_abs;
+
+  friend void PrintTo(const UnaryCase& c, std::ostream* os) { *os << c.name; }
+};
+
+template <typename Op>
+UnaryFn Unary() {
+  return [](const Scope& s, const Output& x) -> Output { return Op(s, x); };
+}
+
+class UnaryGradTest : public ::testing::TestWithParam<UnaryCase> {};
+
+TEST_P(UnaryGradTest, MatchesNumericGradient) {
+  const UnaryCase& p = GetParam();
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3}, p.lo, p.hi, p.min_abs);
+  EXPECT_THAT(c.MaxError({p.fn(c.scope(), x)}), GradientErrorBelow(kTolerance));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MathGrad, UnaryGradTest,
+    ::testing::Values(UnaryCase{"Neg", Unary<ops::Neg>(), -1, 1, 0},
+                      UnaryCase{"Square", Unary<ops::Square>(), -1, 1, 0},
+                      UnaryCase{"Sqrt", Unary<ops::Sqrt>(), 0.5, 2, 0},
+                      UnaryCase{"Rsqrt", Unary<ops::Rsqrt>(), 0.5, 2, 0},
+                      UnaryCase{"Exp", Unary<ops::Exp>(), -1, 1, 0},
+                      UnaryCase{"Log", Unary<ops::Log>(), 0.5, 2, 0},
+                      UnaryCase{"Abs", Unary<ops::Abs>(), -1, 1, 0.1},
+                      UnaryCase{"Sigmoid", Unary<ops::Sigmoid>(), -2, 2, 0},
+                      UnaryCase{"Tanh", Unary<ops::Tanh>(), -2, 2, 0},
+                      // Sign is flat: x * sign(x) = |x| tests that it adds nothing.
+                      UnaryCase{"Sign",
+                                [](const Scope& s, const Output& x) -> Output {
+                                  return ops::Mul(s, x, ops::Sign(s, x));
+                                },
+                                -1, 1, 0.1}),
+    [](const ::testing::TestParamInfo<UnaryCase>& info) { return info.param.name; });
+
+TEST(MathGrad, SigmoidGradIsDifferentiableInBothInputs) {
+  GradientChecker c;
+  const Output y = c.RandomInput({2, 3}, 0.1, 0.9);
+  const Output dy = c.RandomInput({2, 3});
+  EXPECT_THAT(c.MaxError({ops::SigmoidGrad(c.scope(), y, dy)}), GradientErrorBelow(kTolerance));
+}
+
+TEST(MathGrad, TanhGradIsDifferentiableInBothInputs) {
+  GradientChecker c;
+  const Output y = c.RandomInput({2, 3}, -0.9, 0.9);
+  const Output dy = c.RandomInput({2, 3});
+  EXPECT_THAT(c.MaxError({ops::TanhGrad(c.scope(), y, dy)}), GradientErrorBelow(kTolerance));
+}
+
+TEST(MathGrad, MatMulInEveryTransposeCombination) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "transpose_a=" << ta << " transpose_b=" << tb);
+      GradientChecker c;
+      const Output a = c.RandomInput(ta ? TensorShape({3, 2}) : TensorShape({2, 3}));
+      const Output b = c.RandomInput(tb ? TensorShape({4, 3}) : TensorShape({3, 4}));
+      const Output y = ops::MatMul(c.scope(), a, b, ops::MatMul::TransposeA(ta).TransposeB(tb));
+      EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(kTolerance));
+    }
+  }
+}
+
+TEST(MathGrad, BatchMatMulInEveryAdjointCombination) {
+  for (bool adj_x : {false, true}) {
+    for (bool adj_y : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "adj_x=" << adj_x << " adj_y=" << adj_y);
+      GradientChecker c;
+      const Output x = c.RandomInput(adj_x ? TensorShape({2, 3, 2}) : TensorShape({2, 2, 3}));
+      const Output y = c.RandomInput(adj_y ? TensorShape({2, 4, 3}) : TensorShape({2, 3, 4}));
+      const Output z =
+          ops::BatchMatMulV2(c.scope(), x, y, ops::BatchMatMulV2::AdjX(adj_x).AdjY(adj_y));
+      EXPECT_THAT(c.MaxError({z}), GradientErrorBelow(kTolerance));
+    }
+  }
+}
+
+TEST(MathGrad, BatchMatMulSumsOverBroadcastBatchDimensions) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 1, 2, 3});
+  const Output y = c.RandomInput({3, 3, 2});
+  EXPECT_THAT(c.MaxError({ops::BatchMatMulV2(c.scope(), x, y)}), GradientErrorBelow(kTolerance));
+}
+
+TEST(MathGrad, AddNWithARepeatedInput) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3});
+  const Output y = c.RandomInput({2, 3});
+  EXPECT_THAT(c.MaxError({ops::AddN(c.scope(), {x, y, x})}), GradientErrorBelow(kTolerance));
+}
+
+// The float checker (step 1e-3) is the one that can move a value across a
+// precision change without rounding drowning the difference.
+TEST(MathGrad, CastBetweenFloatingTypes) {
+  GradientChecker c(DT_FLOAT);
+  const Output x = c.RandomInput({2, 3});
+  const Output y = ops::Mul(c.scope(), ops::Cast(c.scope(), x, DT_DOUBLE), 3.0);
+  EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(1e-3));
+}
+
+TEST(MathGrad, SelectRoutesToTheChosenInput) {
+  GradientChecker c;
+  const Output t = c.RandomInput({2, 3});
+  const Output e = c.RandomInput({2, 3});
+  const Output cond = ops::Const(
+      c.scope(), Tensor::FromVector<bool>({true, false, false, true, true, false}, {2, 3}),
+      DT_BOOL);
+  EXPECT_THAT(c.MaxError({ops::Select(c.scope(), cond, t, e)}), GradientErrorBelow(kTolerance));
+}
+
+using ReductionFn = std::function<Output(const Scope&, const Output&, const Output&, bool)>;
+
+template <typename Op>
+ReductionFn Reduction() {
+  return [](const Scope& s, const Output& x, const Output& axes, bool keep_dims) -> Output {
+    return Op(s, x, axes, typename Op::Attrs().KeepDims(keep_dims));
+  };
+}
+
+struct ReductionCase {
+  std::string name;
+  ReductionFn fn;
+
+  friend void PrintTo(const ReductionCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class ReductionGradTest : public ::testing::TestWithParam<ReductionCase> {};
+
+// One axis, several, a negative one, a scalar axis, all axes, and with
+// kept dimensions.
+TEST_P(ReductionGradTest, MatchesNumericGradientOverAxes) {
+  const ReductionCase& p = GetParam();
+  struct Axes {
+    Tensor axes;
+    bool keep_dims;
+  };
+  const std::vector<Axes> cases = {{Tensor::FromVector<int32_t>({1}, {1}), false},
+                                   {Tensor::FromVector<int32_t>({0, 2}, {2}), false},
+                                   {Tensor::FromVector<int32_t>({-1}, {1}), true},
+                                   {Tensor::Scalar<int32_t>(0), false},
+                                   {Tensor::FromVector<int32_t>({0, 1, 2}, {3}), false},
+                                   {Tensor::FromVector<int32_t>({0, 2}, {2}), true}};
+  for (const Axes& a : cases) {
+    SCOPED_TRACE(a.axes.DebugString() + (a.keep_dims ? " keep_dims" : ""));
+    GradientChecker c;
+    const Output x = c.RandomInput({2, 3, 4}, 0.5, 1.5);
+    const Output axes = ops::Const(c.scope(), a.axes, DT_INT32);
+    EXPECT_THAT(c.MaxError({p.fn(c.scope(), x, axes, a.keep_dims)}),
+                GradientErrorBelow(kTolerance));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(MathGrad, ReductionGradTest,
+                         ::testing::Values(ReductionCase{"Sum", Reduction<ops::Sum>()},
+                                           ReductionCase{"Mean", Reduction<ops::Mean>()},
+                                           ReductionCase{"Max", Reduction<ops::Max>()},
+                                           ReductionCase{"Min", Reduction<ops::Min>()},
+                                           ReductionCase{"Prod", Reduction<ops::Prod>()}),
+                         [](const ::testing::TestParamInfo<ReductionCase>& info) {
+                           return info.param.name;
+                         });
+
+// The product of the others, not y / x: exact where an element is zero.
+TEST(MathGrad, ProdWithAZeroElement) {
+  GradientChecker c;
+  const Output x = c.Input(Tensor::FromVector<double>({0.5, 0, 2, 1.5, -1, 0.75}, {2, 3}));
+  EXPECT_THAT(c.MaxError({ops::Prod(c.scope(), x, 1)}), GradientErrorBelow(kTolerance));
+}
+
+// Tied maxima share the gradient equally, as TensorFlow.
+TEST(MathGrad, MaxSharesTheGradientAmongTies) {
+  GradientChecker c;
+  const Output x = c.Input(Tensor::FromVector<double>({1, 3, 3, 2}, {4}));
+  const Output y = ops::Max(c.scope(), x, 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<Output> dx, AddGradients(c.scope(), {y}, {x}));
+  ASSERT_OK_AND_ASSIGN(GraphDef graph, c.scope().ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(auto session, NewSession(SessionOptions(), graph));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> out,
+      session->Run({{x.name(), Tensor::FromVector<double>({1, 3, 3, 2}, {4})}}, {dx[0].name()}));
+  EXPECT_THAT(std::vector<double>(out[0].data<double>(), out[0].data<double>() + 4),
+              ::testing::ElementsAre(0, 0.5, 0.5, 0));
+}
+
+}  // namespace
+}  // namespace rill
