@@ -76,6 +76,19 @@ void EvalFolded(const Eigen::ThreadPoolDevice& d, const Folded& f, const In* a, 
   Tensor::ConstTensorMap<In, N> ta(a, a_dims);
   Tensor::ConstTensorMap<In, N> tb(b, b_dims);
   Tensor::TensorMap<Out, N> to(out, out_dims);
+  if constexpr (N == 2) {
+    // A broadcast that repeats nothing still costs a block copy, so an
+    // operand that spans the output (a bias row added to a batch) is read
+    // as is; only for two dimensions, the common case, to bound code size.
+    if (f.a_dims == f.out_dims) {
+      to.device(d) = ta.binaryExpr(tb.broadcast(b_rep), fn);
+      return;
+    }
+    if (f.b_dims == f.out_dims) {
+      to.device(d) = ta.broadcast(a_rep).binaryExpr(tb, fn);
+      return;
+    }
+  }
   to.device(d) = ta.broadcast(a_rep).binaryExpr(tb.broadcast(b_rep), fn);
 }
 

@@ -1,15 +1,18 @@
 // CPU 2-D convolution (NHWC) and its gradients, by im2col: each output
 // position's receptive field is unrolled into a row, and the convolution
-// becomes one Eigen contraction with the filter on the intra-op pool.
+// becomes one matrix product with the filter on the intra-op pool (through
+// oneDNN's GEMM for the float32 products it is faster on).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/pooling_ops.h"
 #include "kernels/cpu/window_geometry.h"
 #include "kernels/cpu_threads.h"
@@ -139,13 +142,20 @@ void Col2Im(const Eigen::ThreadPoolDevice& d, const ConvGeometry& g, const T* pa
 // out [m, n] = a' b' (or += when `accumulate`), where a' is a [a_rows,
 // a_cols] or its transpose, and so for b'.
 template <typename T>
-void Contract(const Eigen::ThreadPoolDevice& d, const T* a, Index a_rows, Index a_cols,
-              bool transpose_a, const T* b, Index b_rows, Index b_cols, bool transpose_b, T* out,
-              Index out_rows, Index out_cols, bool accumulate = false) {
+absl::Status Contract(const Eigen::ThreadPoolDevice& d, const T* a, Index a_rows, Index a_cols,
+                      bool transpose_a, const T* b, Index b_rows, Index b_cols, bool transpose_b,
+                      T* out, Index out_rows, Index out_cols, bool accumulate = false) {
   MatrixMap<T> result(out, out_rows, out_cols);
   if (a_rows * a_cols == 0 || b_rows * b_cols == 0) {
     if (!accumulate) result.device(d) = result.constant(T(0));
-    return;
+    return absl::OkStatus();
+  }
+  const Index inner = transpose_a ? a_rows : a_cols;
+  if constexpr (std::is_same_v<T, float>) {
+    if (PreferOneDnnSgemm(out_rows, out_cols, inner)) {
+      return OneDnnSgemm(d, transpose_a, transpose_b, out_rows, out_cols, inner, a, b, out,
+                         accumulate);
+    }
   }
   const Eigen::array<Eigen::IndexPair<Index>, 1> pair = {
       Eigen::IndexPair<Index>(transpose_a ? 0 : 1, transpose_b ? 1 : 0)};
@@ -156,23 +166,26 @@ void Contract(const Eigen::ThreadPoolDevice& d, const T* a, Index a_rows, Index 
   } else {
     result.device(d) = product;
   }
+  return absl::OkStatus();
 }
 
 // The patch matrix is built for a few images at a time so that its size
 // stays bounded (about 64 MiB of floats) however large the batch.
 constexpr Index kMaxPatchElements = Index{16} << 20;
 
-// Calls fn(first_image, chunk) for consecutive chunks of the batch, where
-// chunk is `g` restricted to the chunk's images.
+// Calls fn(first_image, chunk) -> absl::Status for consecutive chunks of
+// the batch, where chunk is `g` restricted to the chunk's images, up to the
+// first error.
 template <typename Fn>
-void ForEachImageChunk(const ConvGeometry& g, Fn&& fn) {
+absl::Status ForEachImageChunk(const ConvGeometry& g, Fn&& fn) {
   const Index per_image = std::max<Index>(g.rows.output * g.cols.output * g.patch_size(), 1);
   const Index images = std::max<Index>(kMaxPatchElements / per_image, 1);
   for (Index first = 0; first < g.batch; first += images) {
     ConvGeometry chunk = g;
     chunk.batch = std::min(images, g.batch - first);
-    fn(first, chunk);
+    RETURN_IF_ERROR(fn(first, chunk));
   }
+  return absl::OkStatus();
 }
 
 // A shape given as an int32 4-vector input (input_sizes, filter_sizes).
@@ -228,8 +241,10 @@ class ConvCpu final : public OpKernel {
   // Room for the patches of the largest chunk of images.
   absl::StatusOr<Tensor> Patches(KernelContext& ctx, const ConvGeometry& g) const {
     Index rows = 0;
-    ForEachImageChunk(
-        g, [&](Index, const ConvGeometry& chunk) { rows = std::max(rows, chunk.patches()); });
+    RETURN_IF_ERROR(ForEachImageChunk(g, [&](Index, const ConvGeometry& chunk) {
+      rows = std::max(rows, chunk.patches());
+      return absl::OkStatus();
+    }));
     return ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({rows, g.patch_size()}));
   }
 
@@ -240,14 +255,13 @@ class ConvCpu final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.output_shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
-    ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
+    return ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
       Im2Col<T>(ctx.eigen_cpu(), c, input.data<T>() + first * g.input_image_size(),
                 patches.data<T>());
-      Contract<T>(ctx.eigen_cpu(), patches.data<T>(), c.patches(), c.patch_size(), false,
-                  filter.data<T>(), c.patch_size(), c.out_depth, false,
-                  out->data<T>() + first * g.output_image_size(), c.patches(), c.out_depth);
+      return Contract<T>(ctx.eigen_cpu(), patches.data<T>(), c.patches(), c.patch_size(), false,
+                         filter.data<T>(), c.patch_size(), c.out_depth, false,
+                         out->data<T>() + first * g.output_image_size(), c.patches(), c.out_depth);
     });
-    return absl::OkStatus();
   }
 
   absl::Status BackpropInput(KernelContext& ctx) const {
@@ -259,14 +273,15 @@ class ConvCpu final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, input_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
-    ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
-      Contract<T>(ctx.eigen_cpu(), out_backprop.data<T>() + first * g.output_image_size(),
-                  c.patches(), c.out_depth, false, filter.data<T>(), c.patch_size(), c.out_depth,
-                  true, patches.data<T>(), c.patches(), c.patch_size());
+    return ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
+      RETURN_IF_ERROR(
+          Contract<T>(ctx.eigen_cpu(), out_backprop.data<T>() + first * g.output_image_size(),
+                      c.patches(), c.out_depth, false, filter.data<T>(), c.patch_size(),
+                      c.out_depth, true, patches.data<T>(), c.patches(), c.patch_size()));
       Col2Im<T>(ctx.eigen_cpu(), c, patches.data<T>(),
                 out->data<T>() + first * g.input_image_size());
+      return absl::OkStatus();
     });
-    return absl::OkStatus();
   }
 
   absl::Status BackpropFilter(KernelContext& ctx) const {
@@ -278,15 +293,14 @@ class ConvCpu final : public OpKernel {
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, filter_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
-    ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
+    return ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
       Im2Col<T>(ctx.eigen_cpu(), c, input.data<T>() + first * g.input_image_size(),
                 patches.data<T>());
-      Contract<T>(ctx.eigen_cpu(), patches.data<T>(), c.patches(), c.patch_size(), true,
-                  out_backprop.data<T>() + first * g.output_image_size(), c.patches(), c.out_depth,
-                  false, out->data<T>(), c.patch_size(), c.out_depth,
-                  /*accumulate=*/first > 0);
+      return Contract<T>(ctx.eigen_cpu(), patches.data<T>(), c.patches(), c.patch_size(), true,
+                         out_backprop.data<T>() + first * g.output_image_size(), c.patches(),
+                         c.out_depth, false, out->data<T>(), c.patch_size(), c.out_depth,
+                         /*accumulate=*/first > 0);
     });
-    return absl::OkStatus();
   }
 
   const WindowAttrs attrs_;

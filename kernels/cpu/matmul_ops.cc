@@ -1,8 +1,10 @@
 // CPU matrix products: MatMul and BatchMatMulV2 (broadcast batch
-// dimensions), as Eigen tensor contractions on the intra-op pool.
+// dimensions), as Eigen tensor contractions on the intra-op pool, or through
+// oneDNN for the float32 shapes on which it is faster.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,6 +13,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -28,19 +31,26 @@ using MatrixMap = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Index>>;
 // out = op(a) * op(b), where op transposes when asked; a and b are
 // [rows, cols] row-major blocks.
 template <typename T>
-void Multiply(const Eigen::ThreadPoolDevice& d, const T* a, Index a_rows, Index a_cols,
-              bool transpose_a, const T* b, Index b_rows, Index b_cols, bool transpose_b, T* out,
-              Index out_rows, Index out_cols) {
+absl::Status Multiply(const Eigen::ThreadPoolDevice& d, const T* a, Index a_rows, Index a_cols,
+                      bool transpose_a, const T* b, Index b_rows, Index b_cols, bool transpose_b,
+                      T* out, Index out_rows, Index out_cols) {
   MatrixMap<T> result(out, out_rows, out_cols);
   if (a_rows * a_cols == 0 || b_rows * b_cols == 0) {
     // An empty inner dimension leaves a sum of nothing.
     result.device(d) = result.constant(T(0));
-    return;
+    return absl::OkStatus();
+  }
+  const Index inner = transpose_a ? a_rows : a_cols;
+  if constexpr (std::is_same_v<T, float>) {
+    if (PreferOneDnnSgemm(out_rows, out_cols, inner)) {
+      return OneDnnSgemm(d, transpose_a, transpose_b, out_rows, out_cols, inner, a, b, out);
+    }
   }
   const Eigen::array<Eigen::IndexPair<Index>, 1> contract = {
       Eigen::IndexPair<Index>(transpose_a ? 0 : 1, transpose_b ? 1 : 0)};
   result.device(d) =
       ConstMatrixMap<T>(a, a_rows, a_cols).contract(ConstMatrixMap<T>(b, b_rows, b_cols), contract);
+  return absl::OkStatus();
 }
 
 template <typename T>
@@ -71,10 +81,9 @@ class MatMulCpu final : public OpKernel {
     const int64_t cols = b.dim_size(transpose_b_ ? 0 : 1);
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape({rows, cols})));
     if (rows * cols == 0) return absl::OkStatus();
-    Multiply<T>(ctx.eigen_cpu(), a.data<T>(), a.dim_size(0), a.dim_size(1), transpose_a_,
-                b.data<T>(), b.dim_size(0), b.dim_size(1), transpose_b_, out->data<T>(), rows,
-                cols);
-    return absl::OkStatus();
+    return Multiply<T>(ctx.eigen_cpu(), a.data<T>(), a.dim_size(0), a.dim_size(1), transpose_a_,
+                       b.data<T>(), b.dim_size(0), b.dim_size(1), transpose_b_, out->data<T>(),
+                       rows, cols);
   }
 
  private:
@@ -158,9 +167,9 @@ class BatchMatMulCpu final : public OpKernel {
     for (int64_t i = 0; i < num_batches; ++i) {
       const int64_t xb = OperandBatchIndex(i, batch, x.shape());
       const int64_t yb = OperandBatchIndex(i, batch, y.shape());
-      Multiply<T>(ctx.eigen_cpu(), x.data<T>() + xb * x_rows * x_cols, x_rows, x_cols, adj_x_,
-                  y.data<T>() + yb * y_rows * y_cols, y_rows, y_cols, adj_y_,
-                  out->data<T>() + i * rows * cols, rows, cols);
+      RETURN_IF_ERROR(Multiply<T>(ctx.eigen_cpu(), x.data<T>() + xb * x_rows * x_cols, x_rows,
+                                  x_cols, adj_x_, y.data<T>() + yb * y_rows * y_cols, y_rows,
+                                  y_cols, adj_y_, out->data<T>() + i * rows * cols, rows, cols));
     }
     return absl::OkStatus();
   }

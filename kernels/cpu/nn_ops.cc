@@ -86,13 +86,17 @@ class SoftmaxCpu final : public OpKernel {
     const Eigen::array<Index, 1> along_class = {1};
     const Eigen::array<Index, 2> column = {rows, 1};
     const Eigen::array<Index, 2> across = {1, classes};
-    out.device(d) = logits - logits.maximum(along_class).eval().reshape(column).broadcast(across);
+    const auto shifted =
+        logits - logits.maximum(along_class).eval().reshape(column).broadcast(across);
+    // Softmax fuses the shift into its exponentiation, and multiplies by
+    // each row's inverted sum rather than dividing every element by it.
     if (kLog) {
+      out.device(d) = shifted;
       out.device(d) =
           out - out.exp().sum(along_class).log().eval().reshape(column).broadcast(across);
     } else {
-      out.device(d) = out.exp();
-      out.device(d) = out / out.sum(along_class).eval().reshape(column).broadcast(across);
+      out.device(d) = shifted.exp();
+      out.device(d) = out * out.sum(along_class).inverse().eval().reshape(column).broadcast(across);
     }
     return absl::OkStatus();
   }

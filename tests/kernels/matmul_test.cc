@@ -1,9 +1,11 @@
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 
@@ -25,12 +27,17 @@ Tensor ReferenceMatMul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   const int64_t m = a.dim_size(ta ? 1 : 0);
   const int64_t k = a.dim_size(ta ? 0 : 1);
   const int64_t n = b.dim_size(tb ? 0 : 1);
+  // Floats sum in double, so that long inner dimensions compare against a
+  // reference more exact than either library.
+  using Sum = std::conditional_t<std::is_floating_point_v<T>, double, T>;
   std::vector<T> out(m * n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      T sum = 0;
-      for (int64_t l = 0; l < k; ++l) sum += At<T>(a, 0, i, l, ta) * At<T>(b, 0, l, j, tb);
-      out[i * n + j] = sum;
+      Sum sum = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        sum += static_cast<Sum>(At<T>(a, 0, i, l, ta)) * static_cast<Sum>(At<T>(b, 0, l, j, tb));
+      }
+      out[i * n + j] = static_cast<T>(sum);
     }
   }
   return MakeTensor<T>({m, n}, out);
@@ -86,6 +93,84 @@ TEST(MatMul, EmptyInnerDimensionGivesZeros) {
   t.Input(Tensor(DT_FLOAT, {2, 0})).Input(Tensor(DT_FLOAT, {0, 3}));
   ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
   EXPECT_THAT(out, TensorEq(MakeTensor<float>({2, 3}, {0, 0, 0, 0, 0, 0})));
+}
+
+// op(a) [m, k] times op(b) [k, n].
+struct ProductShape {
+  int64_t m, k, n;
+  // Whether a build with oneDNN multiplies it there rather than in Eigen.
+  bool onednn;
+};
+
+// Float products on each side of the oneDNN thresholds (2^14 multiply-adds,
+// more than one row), and ones large enough to be split across the intra-op
+// threads by rows (m >= n) or by columns.
+constexpr ProductShape kProductShapes[] = {
+    {16, 16, 16, false}, {1, 300, 70, false}, {32, 32, 32, true},   {2, 300, 70, true},
+    {70, 300, 1, true},  {37, 45, 29, true},  {300, 700, 90, true}, {64, 1100, 300, true},
+};
+
+TEST(MatMul, ChoosesOneDnnOnlyAboveItsThresholds) {
+  for (const ProductShape& s : kProductShapes) {
+    EXPECT_EQ(PreferOneDnnSgemm(s.m, s.n, s.k), HaveOneDnn() && s.onednn)
+        << "m=" << s.m << " k=" << s.k << " n=" << s.n;
+  }
+}
+
+TEST(MatMul, MatchesReferenceOnEitherSideOfTheOneDnnThresholds) {
+  int seed = 20;
+  for (const ProductShape& s : kProductShapes) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        const Tensor a =
+            RandomTensor(DT_FLOAT, ta ? TensorShape{s.k, s.m} : TensorShape{s.m, s.k}, ++seed);
+        const Tensor b =
+            RandomTensor(DT_FLOAT, tb ? TensorShape{s.n, s.k} : TensorShape{s.k, s.n}, ++seed);
+        const Tensor expected = ReferenceMatMul<float>(a, b, ta, tb);
+        KernelTester t("MatMul");
+        t.Attr("transpose_a", ta).Attr("transpose_b", tb).Input(a).Input(b);
+        for (int threads : {1, 2, 3}) {
+          ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne(threads));
+          EXPECT_THAT(out, TensorNear(expected, 1e-4, 1e-4))
+              << "m=" << s.m << " k=" << s.k << " n=" << s.n << " transpose_a=" << ta
+              << " transpose_b=" << tb << " threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
+// Shares of rows are rounded up to whole vectors, so with many threads the
+// last ones can be left with nothing to do.
+TEST(MatMul, SplitsFewRowsAcrossManyThreads) {
+  const Tensor a = RandomTensor(DT_FLOAT, {40, 21000}, 7);
+  const Tensor b = RandomTensor(DT_FLOAT, {21000, 40}, 8);
+  KernelTester t("MatMul");
+  t.Input(a).Input(b);
+  ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne(/*num_threads=*/4));
+  EXPECT_THAT(out, TensorNear(ReferenceMatMul<float>(a, b, false, false), 1e-3, 1e-4));
+}
+
+TEST(MatMul, EmptyOuterDimensionsGiveEmptyProducts) {
+  for (bool ta : {false, true}) {
+    KernelTester rows("MatMul");
+    rows.Attr("transpose_a", ta)
+        .Input(Tensor(DT_FLOAT, ta ? TensorShape{64, 0} : TensorShape{0, 64}))
+        .Input(RandomTensor(DT_FLOAT, {64, 64}, 9));
+    EXPECT_THAT(rows.RunOne(), IsOkAndHolds(TensorEq(Tensor(DT_FLOAT, {0, 64}))));
+    KernelTester cols("MatMul");
+    cols.Attr("transpose_b", ta)
+        .Input(RandomTensor(DT_FLOAT, {64, 64}, 10))
+        .Input(Tensor(DT_FLOAT, ta ? TensorShape{0, 64} : TensorShape{64, 0}));
+    EXPECT_THAT(cols.RunOne(), IsOkAndHolds(TensorEq(Tensor(DT_FLOAT, {64, 0}))));
+  }
+}
+
+TEST(MatMul, LargeEmptyInnerDimensionGivesZeros) {
+  KernelTester t("MatMul");
+  t.Attr("transpose_a", true).Input(Tensor(DT_FLOAT, {0, 64})).Input(Tensor(DT_FLOAT, {0, 64}));
+  ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
+  EXPECT_THAT(out, TensorEq(MakeTensor<float>({64, 64}, std::vector<float>(64 * 64, 0.f))));
 }
 
 TEST(MatMul, RejectsIncompatibleInnerDimensions) {
@@ -161,6 +246,16 @@ TEST(BatchMatMulV2, MultipliesRankTwoOperandsAsMatMul) {
   t.Input(x).Input(y);
   ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
   EXPECT_THAT(out, TensorNear(ReferenceMatMul<float>(x, y, false, false), 1e-5, 1e-5));
+}
+
+TEST(BatchMatMulV2, MultipliesBatchesLargeEnoughForOneDnn) {
+  const Tensor x = RandomTensor(DT_FLOAT, {3, 48, 40}, 12);
+  const Tensor y = RandomTensor(DT_FLOAT, {1, 30, 40}, 13);
+  ASSERT_EQ(PreferOneDnnSgemm(48, 30, 40), HaveOneDnn());
+  KernelTester t("BatchMatMulV2");
+  t.Attr("adj_y", true).Input(x).Input(y);
+  ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
+  EXPECT_THAT(out, TensorNear(ReferenceBatchMatMul(x, y, false, true, {3}), 1e-5, 1e-4));
 }
 
 TEST(BatchMatMulV2, RejectsIncompatibleBatchDimensions) {
