@@ -13,6 +13,9 @@ constexpr char kUsage[] =
     "  graph FILE [--to-text OUT | --to-binary OUT]\n"
     "      validate a GraphDef (.pb or .pbtxt) and "
     "summarize it, or convert it\n"
+    "  run GRAPH [--feed NAME=FILE.npy|NAME=JSON]... [--init OP]... [--target OP]...\n"
+    "      [--fetch TENSOR]... [--steps N] [--json] [--out DIR] [--log_device_placement]\n"
+    "      run a GraphDef in this process: feed, run targets N times, print fetches\n"
     "  devices\n"
     "      list the devices this build can run on\n"
     "  help\n"
@@ -29,6 +32,7 @@ int main(int argc, char **argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   if (command == "graph") return rill::cli::RunGraphCommand(args);
   if (command == "devices") return rill::cli::RunDevicesCommand(args);
+  if (command == "run") return rill::cli::RunRunCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

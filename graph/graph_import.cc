@@ -132,6 +132,20 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def,
   return order;
 }
 
+// Graphs from before GraphDef version 22 wrote a Placeholder without a
+// shape as one with a rank-0 shape attr, which TensorFlow reads as "any
+// shape"; so do we, by saying so explicitly.
+constexpr int kLastProducerWithLegacyPlaceholderShape = 21;
+
+NodeDef UpgradeLegacyPlaceholderShape(NodeDef node) {
+  if (node.op() != "Placeholder") return node;
+  auto it = node.mutable_attr()->find("shape");
+  if (it == node.mutable_attr()->end() || !it->second.has_shape()) return node;
+  TensorShapeProto* shape = it->second.mutable_shape();
+  if (shape->dim_size() == 0 && !shape->unknown_rank()) shape->set_unknown_rank(true);
+  return node;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
@@ -141,8 +155,12 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
   auto graph = std::make_unique<Graph>(registry);
   graph->versions() = def.versions();
   graph->library() = def.library();
+  const bool legacy_placeholders =
+      def.versions().producer() <= kLastProducerWithLegacyPlaceholderShape;
   for (int i : order) {
-    RETURN_IF_ERROR(graph->AddNode(def.node(i)).status());
+    RETURN_IF_ERROR(graph->AddNode(legacy_placeholders ? UpgradeLegacyPlaceholderShape(def.node(i))
+                                                       : def.node(i))
+                        .status());
   }
   return graph;
 }

@@ -1,7 +1,4 @@
 // Runs the real `rill` binary (RILL_BIN) as a user would.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,39 +15,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct RunResult {
-  bool exited = false;  // False when killed by a signal.
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::ProgramResult;
 
-// stdout and stderr go to files, so a chatty child cannot block on a pipe.
-RunResult RunRill(const std::vector<std::string>& args) {
-  const std::string dir = testing::MakeTempDir();
-  const std::string out_path = dir + "/out", err_path = dir + "/err";
-  std::vector<std::string> argv_strings = {std::getenv("RILL_BIN")};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr)) {
-      _exit(127);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  RunResult result;
-  result.exited = WIFEXITED(status);
-  result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
-  result.out = testing::ReadFileOrDie(out_path);
-  result.err = testing::ReadFileOrDie(err_path);
-  std::filesystem::remove_all(dir);
-  return result;
+RunResult RunRill(std::vector<std::string> args) {
+  args.insert(args.begin(), std::getenv("RILL_BIN"));
+  return testing::RunProgram(args);
 }
 
 std::string GraphPath(const std::string& name) {

@@ -1,1 +1,248 @@
+// Runs `rill run` (the real binary, RILL_BIN) as a user would.
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/npy.h"
+#include "runtime/tensor_json.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::StatusIs;
+
+using RunResult = testing::ProgramResult;
+
+RunResult RunRill(std::vector<std::string> args) {
+  args.insert(args.begin(), {std::getenv("RILL_BIN"), "run"});
+  return testing::RunProgram(args);
+}
+
+std::string GraphPath(const std::string& name) {
+  return testing::TestDataDir() + "/tf_graphs/" + name;
+}
+
+int Lines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The tensor printed for `name` by --json, read back with the dtype and
+// shape it was printed with.
+std::optional<Tensor> JsonFetch(const std::string& out, const std::string& name) {
+  const std::regex entry(
+      "\"" + name +
+      R"re(": \{"dtype": "(\w+)", "shape": \[([0-9, ]*)\], "values": (\[[^\]]*\])\})re");
+  std::smatch match;
+  if (!std::regex_search(out, match, entry)) return std::nullopt;
+  auto dtype = DataTypeFromNumpyName(match[1].str());
+  if (!dtype.ok()) return std::nullopt;
+  auto values = ParseJsonTensor(match[3].str(), *dtype);
+  std::string dims = "[";
+  dims += match[2].str();
+  dims += "]";
+  auto shape = ParseJsonTensor(dims, DT_INT64);
+  if (!values.ok() || !shape.ok()) return std::nullopt;
+  auto reshaped = values->Reshaped(TensorShape(absl::Span<const int64_t>(
+      shape->data<int64_t>(), static_cast<size_t>(shape->NumElements()))));
+  if (!reshaped.ok()) return std::nullopt;
+  return *reshaped;
+}
+
+class RunCommand : public ::testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Npy(const std::string& name, const Tensor& t) {
+    const std::string path = dir_ + "/" + name;
+    EXPECT_OK(WriteNpy(path, t));
+    return path;
+  }
+
+  const std::string dir_ = testing::MakeTempDir();
+};
+
+// The regression example's users feed 100 points x in [-1, 1) with
+// y = 0.1 x + 0.3, run `init` once and `train` 201 times.
+TEST_F(RunCommand, TrainsTheRegressionGraph) {
+  std::vector<float> x(100), y(100);
+  for (int i = 0; i < 100; ++i) {
+    x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
+    y[i] = 0.1f * x[i] + 0.3f;
+  }
+  const RunResult r =
+      RunRill({GraphPath("rust_regression.pb"), "--feed",
+               "x=" + Npy("x.npy", Tensor::FromVector<float>(x, {100})), "--feed",
+               "y=" + Npy("y.npy", Tensor::FromVector<float>(y, {100})), "--init", "init",
+               "--target", "train", "--steps", "201", "--fetch", "w", "--fetch", "b", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out), 1) << r.out;
+  const std::optional<Tensor> w = JsonFetch(r.out, "w");
+  const std::optional<Tensor> b = JsonFetch(r.out, "b");
+  ASSERT_TRUE(w.has_value() && b.has_value()) << r.out;
+  ASSERT_EQ(w->shape(), TensorShape({1}));
+  ASSERT_EQ(b->shape(), TensorShape({1}));
+  EXPECT_NEAR(w->data<float>()[0], 0.1, 1e-3) << r.out;
+  EXPECT_NEAR(b->data<float>()[0], 0.3, 1e-3) << r.out;
+}
+
+TEST_F(RunCommand, FeedsJsonLiterals) {
+  const RunResult r =
+      RunRill({GraphPath("rust_addition.pb"), "--feed", "x=3", "--feed=y=-10", "--fetch", "z"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "z: int32 [] = -7\n");
+}
+
+TEST_F(RunCommand, AcceptsAnyShapeForLegacyPlaceholders) {
+  // rust_multiplication.pb predates GraphDef version 22: its placeholders'
+  // rank-0 shape attrs mean "any shape".
+  const RunResult r = RunRill({GraphPath("rust_multiplication.pb"), "--feed", "a=[[1, 2], [3, 4]]",
+                               "--feed", "b=0.5", "--fetch", "c"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "c: float32 [2,2] = [[0.5, 1], [1.5, 2]]\n");
+}
+
+TEST_F(RunCommand, FeedsNpyFiles) {
+  const RunResult r = RunRill({GraphPath("rust_addition.pb"), "--feed",
+                               "x=" + Npy("x.npy", Tensor::Scalar<int32_t>(40)), "--feed", "y=2",
+                               "--fetch", "z:0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "z:0: int32 [] = 42\n");
+}
+
+TEST_F(RunCommand, SummarizesLargeTensors) {
+  std::vector<float> a(100);
+  for (int i = 0; i < 100; ++i) a[i] = static_cast<float>(i);
+  const RunResult r = RunRill({GraphPath("rust_multiplication.pb"), "--feed",
+                               "a=" + Npy("a.npy", Tensor::FromVector<float>(a, {10, 10})),
+                               "--feed", "b=2", "--fetch", "c"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "c: float32 [10,10] = [0, 2, 4, 6, 8, 10, ..., 194, 196, 198] (100 values, "
+            "flattened)\n");
+}
+
+TEST_F(RunCommand, OutWritesOneNpyPerFetch) {
+  const std::string out = dir_ + "/fetched";
+  const RunResult r =
+      RunRill({GraphPath("rust_multiplication.pb"), "--feed", "a=[1, 2, 3]", "--feed",
+               "b=[2, 2, 2]", "--fetch", "c:0", "--fetch", "a", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_OK_AND_ASSIGN(const Tensor c, ReadNpy(out + "/c_0.npy"));
+  EXPECT_TRUE(TensorsEqual(c, Tensor::FromVector<float>({2, 4, 6}, {3}))) << c.DebugString();
+  ASSERT_OK_AND_ASSIGN(const Tensor a, ReadNpy(out + "/a.npy"));
+  EXPECT_TRUE(TensorsEqual(a, Tensor::FromVector<float>({1, 2, 3}, {3}))) << a.DebugString();
+}
+
+TEST_F(RunCommand, JsonPrintsEveryFetchOnceInOneObject) {
+  const RunResult r =
+      RunRill({GraphPath("rust_multiplication.pb"), "--feed", "a=[[0.1], [2]]", "--feed", "b=3",
+               "--fetch", "c", "--fetch", "b", "--fetch", "c", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"c": {"dtype": "float32", "shape": [2, 1], "values": [0.3, 6]}, )"
+                   R"("b": {"dtype": "float32", "shape": [], "values": [3]}})"
+                   "\n");
+  const std::optional<Tensor> c = JsonFetch(r.out, "c");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_TRUE(TensorsEqual(*c, Tensor::FromVector<float>({0.1f * 3, 6}, {2, 1})));
+}
+
+TEST_F(RunCommand, RunsInitOnceAndTargetsEveryStep) {
+  const std::string graph = dir_ + "/counter.pbtxt";
+  std::ofstream(graph) << R"(
+node { name: "v" op: "VariableV2"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "shape" value { shape {} } } }
+node { name: "zero" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
+node { name: "one" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
+node { name: "init" op: "Assign" input: "v" input: "zero"
+  attr { key: "T" value { type: DT_INT32 } } }
+node { name: "inc" op: "AssignAdd" input: "v" input: "one"
+  attr { key: "T" value { type: DT_INT32 } } }
+versions { producer: 1000 }
+)";
+  const RunResult r =
+      RunRill({graph, "--init", "init", "--target", "inc", "--steps", "5", "--fetch", "v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "v: int32 [] = 5\n");
+}
+
+TEST_F(RunCommand, UnknownFetchFailsWithTheSessionsMessage) {
+  const RunResult r =
+      RunRill({GraphPath("rust_addition.pb"), "--feed", "x=1", "--feed", "y=2", "--fetch", "nope"});
+  EXPECT_TRUE(r.exited);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("nope"));
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(RunCommand, UsageErrorsExitTwo) {
+  const std::string graph = GraphPath("rust_addition.pb");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{graph, "--feed", "x", "--fetch", "z"}, "--feed 'x': expected NAME=FILE.npy or NAME=JSON"},
+      {{graph, "--feed", "=3", "--fetch", "z"}, "expected NAME=FILE.npy"},
+      {{graph, "--fetch"}, "--fetch needs a value"},
+      {{graph, "--fetch", "z", "--steps", "0"}, "--steps '0'"},
+      {{graph, "--fetch", "z", "--steps", "2x"}, "--steps '2x'"},
+      {{graph, "--fetch", "z", "--bogus"}, "unknown option '--bogus'"},
+      {{"--fetch", "z"}, "missing GRAPH"},
+      {{graph}, "nothing to run"},
+  };
+  for (const auto& [args, message] : cases) {
+    const RunResult r = RunRill(args);
+    EXPECT_TRUE(r.exited);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_THAT(r.err, HasSubstr("usage: rill run GRAPH"));
+  }
+}
+
+TEST_F(RunCommand, BadFeedsFailNamingTheProblem) {
+  const std::string graph = GraphPath("rust_addition.pb");
+  const std::string float_npy = Npy("f.npy", Tensor::Scalar<float>(1.5f));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--feed", "x=" + dir_ + "/missing.npy"}, "missing.npy: cannot open"},
+      {{"--feed", "x=" + float_npy}, "f.npy holds float32, but x:0 is int32"},
+      {{"--feed", "x=3000000000"}, "3000000000 is out of range for int32"},
+      {{"--feed", "x=1.5"}, "1.5 is not an integer"},
+      {{"--feed", "x=[1, 2]"},
+       "Cannot feed value of shape [2] for Tensor 'x:0', which has shape '[]'"},
+      {{"--feed", "x=[1,"}, "--feed x: '[1,' as int32: at byte offset 3"},
+      {{"--feed", "q=1"}, "--feed q: no node 'q' in the graph"},
+      {{"--feed", "x:1=1"}, "node 'x' (Placeholder) has 1 output(s)"},
+  };
+  for (const auto& [feed, message] : cases) {
+    std::vector<std::string> args = {graph};
+    args.insert(args.end(), feed.begin(), feed.end());
+    args.insert(args.end(), {"--feed", "y=1", "--fetch", "z"});
+    const RunResult r = RunRill(args);
+    EXPECT_TRUE(r.exited);
+    EXPECT_EQ(r.exit_code, 1) << message << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message));
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+  }
+}
+
+TEST_F(RunCommand, MissingGraphFileFails) {
+  const RunResult r = RunRill({dir_ + "/none.pb", "--fetch", "z"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("none.pb"));
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+}
+
+}  // namespace
+}  // namespace rill

@@ -89,6 +89,9 @@ TEST(TfGraphs, RegressionUsesOldStyleVariables) {
     const Node* node = graph->FindNode(name);
     ASSERT_NE(node, nullptr) << name;
     EXPECT_EQ(node->op(), "Placeholder");
+    // Written before GraphDef version 22: a rank-0 shape attr means any
+    // shape, so the 100 points of the regression can be fed.
+    EXPECT_TRUE(node->output_shape(0).unknown_rank()) << name;
   }
   for (const char* name : {"w", "b"}) {
     const Node* node = graph->FindNode(name);
