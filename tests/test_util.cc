@@ -1,5 +1,8 @@
 #include "tests/test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +40,32 @@ std::string MakeTempDir() {
                    ("rill_test_" + std::to_string(seed()) + std::to_string(seed()));
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+ProgramResult RunProgram(const std::vector<std::string>& args) {
+  const std::string dir = MakeTempDir();
+  const std::string out_path = dir + "/out", err_path = dir + "/err";
+  std::vector<std::string> argv_strings = args;
+  std::vector<char*> argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr)) {
+      _exit(127);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ProgramResult result;
+  result.exited = WIFEXITED(status);
+  result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
+  result.out = ReadFileOrDie(out_path);
+  result.err = ReadFileOrDie(err_path);
+  std::filesystem::remove_all(dir);
+  return result;
 }
 
 }  // namespace rill::testing

@@ -4,6 +4,7 @@
 #define RILL_TESTS_TEST_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,6 +22,16 @@ std::string ReadFileOrDie(const std::string& path);
 // A fresh directory under the system temp dir, removed by nobody (tests
 // name files under it uniquely).
 std::string MakeTempDir();
+
+struct ProgramResult {
+  bool exited = false;  // False when killed by a signal.
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs argv[0] with the arguments and waits for it. stdout and stderr go
+// to files, so a chatty child cannot block on a pipe.
+ProgramResult RunProgram(const std::vector<std::string>& argv);
 
 inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
 template <typename T>

@@ -1,0 +1,186 @@
+// A 784-128-10 multilayer perceptron trained on Fashion-MNIST with Adam:
+// the data pipeline (IDX files, shuffled batches prefetched on a background
+// thread) feeding placeholders, and one Session::Run per training step.
+//   fashion_mnist_mlp [--data DIR] [--epochs N] [--batch N] [--threads N]
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "fmt/core.h"
+#include "graph/status_macros.h"
+#include "ops/ops.h"
+#include "ops/variable.h"
+#include "runtime/data/dataset.h"
+#include "runtime/data/idx_reader.h"
+#include "runtime/session.h"
+#include "runtime/training/optimizer.h"
+
+namespace rill::examples {
+namespace {
+
+struct Options {
+  std::string data_dir = kFashionMnistDir;
+  int epochs = 5;
+  int batch_size = 64;
+  int threads = 0;  // One per hardware thread.
+};
+
+struct Model {
+  Output loss;
+  Output accuracy;
+  Operation train;
+  Operation init;
+};
+
+// Glorot-uniform weights, as Keras and PyTorch-style initializers use.
+Output GlorotUniform(const Scope& scope, int64_t fan_in, int64_t fan_out, int64_t seed) {
+  const float limit = std::sqrt(6.f / static_cast<float>(fan_in + fan_out));
+  const Output unit = ops::RandomUniform(scope, {fan_in, fan_out}, DT_FLOAT,
+                                         ops::RandomUniform::Seed(seed).Seed2(seed));
+  return ops::Sub(scope, ops::Mul(scope, unit, 2 * limit), limit);
+}
+
+absl::StatusOr<Model> BuildModel(const Scope& root) {
+  const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT,
+                                    ops::Placeholder::Shape({-1, 784}));
+  const Output labels = ops::Placeholder(root.WithOpName("labels"), DT_INT32,
+                                         ops::Placeholder::Shape({-1}));
+  const Scope layer1 = root.NewSubScope("hidden");
+  const Variable w1(layer1, "weights", GlorotUniform(layer1, 784, 128, 1));
+  const Variable b1(layer1, "biases", ops::Fill(layer1, {128}, 0.f));
+  const Output hidden = ops::Relu(layer1, ops::Add(layer1, ops::MatMul(layer1, x, w1), b1));
+  const Scope layer2 = root.NewSubScope("logits");
+  const Variable w2(layer2, "weights", GlorotUniform(layer2, 128, 10, 2));
+  const Variable b2(layer2, "biases", ops::Fill(layer2, {10}, 0.f));
+  const Output logits = ops::Add(layer2, ops::MatMul(layer2, hidden, w2), b2);
+
+  Model m;
+  const ops::SparseSoftmaxCrossEntropyWithLogits xent(root, logits, labels);
+  m.loss = ops::Mean(root.WithOpName("loss"), xent.loss, 0);
+  const Output predicted =
+      ops::ArgMax(root, logits, 1, ops::ArgMax::OutputType(DT_INT32));
+  m.accuracy = ops::Mean(root.WithOpName("accuracy"),
+                         ops::Cast(root, ops::Equal(root, predicted, labels), DT_FLOAT), 0);
+  AdamOptimizer adam(0.001);
+  ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.loss, {w1, b1, w2, b2}));
+  m.init = GlobalVariablesInitializer(root);
+  RETURN_IF_ERROR(root.status());
+  return m;
+}
+
+absl::Status Run(const Options& options) {
+  auto train = LoadMnist(options.data_dir, MnistSplit::kTrain);
+  if (!train.ok()) {
+    return absl::Status(train.status().code(),
+                        fmt::format("{} (install the Debian package dataset-fashion-mnist, or "
+                                    "pass --data DIR): {}",
+                                    options.data_dir, std::string(train.status().message())));
+  }
+  ASSIGN_OR_RETURN(const MnistData test, LoadMnist(options.data_dir, MnistSplit::kTest));
+
+  const Scope root = ops::NewRootScope();
+  ASSIGN_OR_RETURN(const Model model, BuildModel(root));
+  ASSIGN_OR_RETURN(const GraphDef graph, root.ToGraphDef());
+  SessionOptions session_options;
+  session_options.inter_op_threads = options.threads;
+  session_options.intra_op_threads = options.threads;
+  ASSIGN_OR_RETURN(auto session, NewSession(session_options, graph));
+  RETURN_IF_ERROR(session->Run({}, {}, {model.init.name()}).status());
+
+  ASSIGN_OR_RETURN(Dataset data, Dataset::FromTensors({train->images, train->labels}));
+  data.Shuffle(42).Batch(options.batch_size).Repeat(options.epochs).Prefetch(2);
+  ASSIGN_OR_RETURN(auto batches, data.MakeIterator());
+
+  const int64_t rows = train->images.dim_size(0);
+  const int64_t steps_per_epoch = (rows + options.batch_size - 1) / options.batch_size;
+  const bool live = isatty(fileno(stdout));
+  const std::vector<std::string> fetches = {model.loss.name()};
+  const std::vector<std::string> targets = {model.train.name()};
+  const auto start = std::chrono::steady_clock::now();
+  auto epoch_start = start;
+  double epoch_loss = 0;
+  int64_t step = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(auto batch, batches->Next());
+    if (!batch) break;
+    ASSIGN_OR_RETURN(auto loss, session->Run({{"x", (*batch)[0]}, {"labels", (*batch)[1]}},
+                                             fetches, targets));
+    epoch_loss += loss[0].scalar<float>();
+    ++step;
+    const int64_t epoch = (step - 1) / steps_per_epoch + 1;
+    const auto now = std::chrono::steady_clock::now();
+    const double epoch_seconds = std::chrono::duration<double>(now - epoch_start).count();
+    const int64_t epoch_step = (step - 1) % steps_per_epoch + 1;
+    if (live && step % 50 == 0) {
+      fmt::print("\rstep {:6}  epoch {}  loss {:.4f}  examples/s {:9.0f}", step, epoch,
+                 loss[0].scalar<float>(),
+                 static_cast<double>(epoch_step * options.batch_size) / epoch_seconds);
+      std::fflush(stdout);
+    }
+    if (epoch_step == steps_per_epoch) {
+      ASSIGN_OR_RETURN(auto accuracy,
+                       session->Run({{"x", test.images}, {"labels", test.labels}},
+                                    {model.accuracy.name()}));
+      fmt::print("{}epoch {}  loss {:.4f}  {:.3f} s  examples/s {:.0f}  test accuracy {:.4f}\n",
+                 live ? "\r" : "", epoch, epoch_loss / static_cast<double>(steps_per_epoch),
+                 epoch_seconds, static_cast<double>(rows) / epoch_seconds,
+                 accuracy[0].scalar<float>());
+      epoch_loss = 0;
+      epoch_start = std::chrono::steady_clock::now();
+    }
+  }
+  const double train_seconds = std::chrono::duration<double>(
+      std::chrono::steady_clock::now() - start).count();
+  ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
+                                               {model.accuracy.name()}));
+  fmt::print(
+      "result: {{\"test_accuracy\": {:.4f}, \"epochs\": {}, \"batch_size\": {}, "
+      "\"steps\": {}, \"train_seconds\": {:.3f}}}\n",
+      accuracy[0].scalar<float>(), options.epochs, options.batch_size, step, train_seconds);
+  return absl::OkStatus();
+}
+
+bool ParseOptions(int argc, char** argv, Options* options) {
+  for (int i = 1; i < argc; i += 2) {
+    const std::string_view flag = argv[i];
+    if (i + 1 >= argc) return false;
+    const char* value = argv[i + 1];
+    if (flag == "--data") {
+      options->data_dir = value;
+    } else if (flag == "--epochs") {
+      if (!absl::SimpleAtoi(value, &options->epochs) || options->epochs < 1) return false;
+    } else if (flag == "--batch") {
+      if (!absl::SimpleAtoi(value, &options->batch_size) || options->batch_size < 1) return false;
+    } else if (flag == "--threads") {
+      if (!absl::SimpleAtoi(value, &options->threads) || options->threads < 0) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace rill::examples
+
+int main(int argc, char** argv) {
+  rill::examples::Options options;
+  if (!rill::examples::ParseOptions(argc, argv, &options)) {
+    std::fprintf(stderr,
+                 "usage: fashion_mnist_mlp [--data DIR] [--epochs N>=1] [--batch N>=1] "
+                 "[--threads N>=0]\n");
+    return 2;
+  }
+  const absl::Status status = rill::examples::Run(options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fashion_mnist_mlp: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,77 @@
+// Runs the example programs as a user would and checks the numbers on
+// their closing `result: {json}` line.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::testing::HasSubstr;
+
+testing::ProgramResult RunExample(const std::string& name, std::vector<std::string> args = {}) {
+  args.insert(args.begin(), std::string(std::getenv("RILL_EXAMPLES_DIR")) + "/" + name);
+  return testing::RunProgram(args);
+}
+
+// The number after "key": on the output's result line; NaN when absent.
+double ResultValue(const std::string& out, const std::string& key) {
+  const size_t line = out.rfind("result: {");
+  if (line == std::string::npos) return std::nan("");
+  std::smatch match;
+  const std::string result = out.substr(line);
+  if (!std::regex_search(result, match,
+                         std::regex("\"" + key + "\": (-?[0-9.eE+-]+|\"[^\"]*\")"))) {
+    return std::nan("");
+  }
+  return std::strtod(match[1].str().c_str(), nullptr);
+}
+
+TEST(LinearRegression, RecoversSlopeAndIntercept) {
+  const auto run = RunExample("linear_regression");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NEAR(ResultValue(run.out, "w"), 2.0, 1e-2) << run.out;
+  EXPECT_NEAR(ResultValue(run.out, "b"), 10.0, 1e-2) << run.out;
+}
+
+TEST(MatMulDevices, SumsRandomMatrixTimesItsTransposeOnCpu) {
+  const auto run = RunExample("matmul_devices", {"cpu", "64"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Entries of M M^T are sums of 64 products of U(0,1) values: 16 on
+  // average, so the sum of 64*64 of them is near 65536.
+  EXPECT_NEAR(ResultValue(run.out, "sum"), 65536.0, 6000.0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\"device\": \"/cpu:0\""));
+  EXPECT_THAT(run.err, HasSubstr("dot: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0"));
+}
+
+TEST(MatMulDevices, RejectsBadArguments) {
+  EXPECT_EQ(RunExample("matmul_devices", {"tpu"}).exit_code, 2);
+  EXPECT_EQ(RunExample("matmul_devices", {"cpu", "-3"}).exit_code, 2);
+}
+
+TEST(FashionMnistMlp, ReachesTestAccuracyAfterFiveEpochs) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  const auto run = RunExample("fashion_mnist_mlp");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_GE(ResultValue(run.out, "test_accuracy"), 0.86) << run.out;
+  EXPECT_EQ(ResultValue(run.out, "epochs"), 5.0) << run.out;
+}
+
+TEST(FashionMnistMlp, NamesTheMissingDataDirectory) {
+  const auto run = RunExample("fashion_mnist_mlp", {"--data", "/nonexistent/fashion"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("/nonexistent/fashion"));
+  EXPECT_THAT(run.err, HasSubstr("dataset-fashion-mnist"));
+}
+
+}  // namespace
+}  // namespace rill
