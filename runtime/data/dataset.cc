@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
+#include "runtime/device.h"
 
 namespace rill {
 namespace {
@@ -54,7 +55,9 @@ absl::StatusOr<Tensor> GatherRows(const Tensor& src, const std::vector<int64_t>&
   } else {
     shape.set_dim(0, count);
   }
-  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(CpuAllocator(), src.dtype(), shape));
+  // Batches come and go every step: from the caching allocator their
+  // buffers are reused instead of faulting in fresh pages each time.
+  ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(CpuCachingAllocator(), src.dtype(), shape));
   const int64_t row_elements = src.dim_size(0) == 0 ? 0 : src.NumElements() / src.dim_size(0);
   const auto row = [&](int64_t i) { return rows.empty() ? start + i : rows[start + i]; };
   if (BaseType(src.dtype()) == DT_STRING) {
