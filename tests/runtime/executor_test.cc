@@ -15,27 +15,23 @@
 #include "ops/ops.h"
 #include "runtime/caching_allocator.h"
 #include "runtime/device.h"
+#include "tests/runtime/test_kernels.h"
 #include "tests/test_util.h"
 
 namespace rill {
 namespace {
 
+using ::rill::testing::Failing;
+using ::rill::testing::FloatConst;
 using ::rill::testing::StatusIs;
+using ::rill::testing::UntilCancelled;
+using ::rill::testing::Values;
+using ::rill::testing::slow_saw_cancellation;
+using ::rill::testing::slow_started;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
-}
-
-Output FloatConst(const Scope& scope, std::initializer_list<float> values, TensorShape shape) {
-  return ops::Const(scope, Tensor::FromVector<float>(values, shape), DT_FLOAT);
-}
-
-// A CPU device with an allocator of its own, so that tests can account
-// for every byte a step allocates.
 class TestDevice final : public Device {
  public:
   TestDevice() : Device(kLocalCpuDeviceName, kDeviceCpu), threads_(1), allocator_(CpuAllocator()) {}
@@ -76,38 +72,6 @@ class RecordingForward final : public OpKernel {
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
-};
-
-// NoOp: fails.
-class Failing final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(KernelContext&) const override {
-    return absl::DataLossError("the disk is on fire");
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-// Sqrt: announces that it started, then works until the step is cancelled
-// (bounded, so that a broken cancellation fails rather than hangs).
-absl::Notification* slow_started = nullptr;
-std::atomic<bool> slow_saw_cancellation{false};
-class UntilCancelled final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(KernelContext& ctx) const override {
-    if (slow_started != nullptr) slow_started->Notify();
-    volatile double sink = 0;
-    for (int64_t i = 0; i < int64_t{1} << 36; ++i) {
-      sink = sink + 1.0;
-      if ((i & 0xffff) == 0 && ctx.cancelled()) {
-        slow_saw_cancellation = true;
-        return absl::CancelledError("noticed");
-      }
-    }
-    ctx.set_output(0, ctx.input(0));
-    return absl::OkStatus();
-  }
 };
 
 // VariableV2 and Assign, minimal: the executor's handling of reference

@@ -12,25 +12,22 @@
 #include "kernels/registry.h"
 #include "ops/ops.h"
 #include "runtime/device.h"
+#include "tests/runtime/test_kernels.h"
 #include "tests/test_util.h"
 
 namespace rill {
 namespace {
 
+using ::rill::testing::Failing;
+using ::rill::testing::FloatConst;
 using ::rill::testing::IsOkAndHolds;
 using ::rill::testing::StatusIs;
+using ::rill::testing::UntilCancelled;
+using ::rill::testing::Values;
+using ::rill::testing::slow_saw_cancellation;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
-
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
-}
-
-Output FloatConst(const Scope& scope, std::initializer_list<float> values, TensorShape shape) {
-  return ops::Const(scope, Tensor::FromVector<float>(values, shape), DT_FLOAT);
-}
 
 std::unique_ptr<Session> MakeSession(const Scope& scope, SessionOptions options = {}) {
   absl::StatusOr<GraphDef> def = scope.ToGraphDef();
@@ -52,36 +49,6 @@ class CountingForward final : public OpKernel {
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
-};
-
-// Fails every run (registered for NoOp).
-class Failing final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(KernelContext&) const override {
-    return absl::DataLossError("the disk is on fire");
-  }
-  bool IsExpensive() const override { return false; }
-};
-
-// Works until the step is cancelled (registered for Sqrt); gives up after
-// a bound so that a broken cancellation fails the test instead of hanging.
-std::atomic<bool> slow_saw_cancellation{false};
-class UntilCancelled final : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  absl::Status Compute(KernelContext& ctx) const override {
-    volatile double sink = 0;
-    for (int64_t i = 0; i < int64_t{1} << 36; ++i) {
-      sink = sink + 1.0;
-      if ((i & 0xffff) == 0 && ctx.cancelled()) {
-        slow_saw_cancellation = true;
-        return absl::CancelledError("stopped");
-      }
-    }
-    ctx.set_output(0, ctx.input(0));
-    return absl::OkStatus();
-  }
 };
 
 const KernelRegistry& TestKernels() {
