@@ -9,6 +9,8 @@ CachingAllocator* CpuCachingAllocator() {
 }
 
 CpuDevice::CpuDevice(int intra_op_threads, std::string name)
-    : Device(std::move(name), kDeviceCpu), threads_(intra_op_threads) {}
+    : Device(std::move(name), kDeviceCpu),
+      threads_(intra_op_threads),
+      serial_(threads_.device().getPool(), 1) {}
 
 }  // namespace rill

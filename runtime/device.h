@@ -36,6 +36,9 @@ class Device {
   virtual ResourceMgr* resource_manager() = 0;
   // The intra-op pool kernels parallelize on.
   virtual const Eigen::ThreadPoolDevice* eigen_cpu() const = 0;
+  // The same pool limited to one thread: kernels given it run on the
+  // calling thread alone.
+  virtual const Eigen::ThreadPoolDevice* eigen_cpu_serial() const = 0;
 
  private:
   const std::string name_;
@@ -55,9 +58,11 @@ class CpuDevice final : public Device {
   CachingAllocator* allocator() override { return CpuCachingAllocator(); }
   ResourceMgr* resource_manager() override { return &resource_mgr_; }
   const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_.device(); }
+  const Eigen::ThreadPoolDevice* eigen_cpu_serial() const override { return &serial_; }
 
  private:
   CpuThreads threads_;
+  Eigen::ThreadPoolDevice serial_;
   ResourceMgr resource_mgr_;
 };
 

@@ -112,6 +112,8 @@ const NodeDef& Executor::node_def(int i) const { return *items_[i].def; }
 absl::Status Executor::Build(const Params& params) {
   device_ = params.device;
   pool_ = params.inter_op_pool;
+  parallel_nodes_ = params.parallel_nodes;
+  parallel_kernels_ = device_->eigen_cpu()->numThreads() > 1;
   const KernelRegistry& registry =
       params.registry != nullptr ? *params.registry : StandardKernels();
 
@@ -150,6 +152,7 @@ absl::Status Executor::Build(const Params& params) {
 
   defs_.reserve(n);
   items_.resize(n);
+  costs_ = std::make_unique<KernelCost[]>(n);
   for (int i = 0; i < n; ++i) {
     const Node* node = nodes[i];
     NodeItem& item = items_[i];
@@ -390,8 +393,11 @@ void Executor::Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) cons
   for (size_t j = 0; j < expensive->size(); ++j) {
     const int32_t id = (*expensive)[j];
     // With nothing cheap left to do here, this thread runs the last
-    // expensive node itself rather than going idle.
-    if (pool_ == nullptr || (j + 1 == expensive->size() && ready->empty())) {
+    // expensive node itself rather than going idle. A node not yet measured
+    // (estimate 0) is assumed worth the hand-off.
+    const int64_t estimate = costs_[id].EstimateNanos();
+    if (pool_ == nullptr || !parallel_nodes_ || (estimate > 0 && estimate < kMinHandOffNanos) ||
+        (j + 1 == expensive->size() && ready->empty())) {
       ready->push_back(id);
     } else {
       pool_->Schedule([this, step, id] { Process(step, {&id, 1}); });
@@ -427,13 +433,25 @@ bool Executor::RunNode(Step* step, int32_t id) const {
   frame.inputs = absl::MakeConstSpan(inputs, item.num_inputs);
   frame.outputs = absl::MakeSpan(outputs, item.num_outputs);
   frame.output_types = item.output_types;
-  frame.eigen_cpu = device_->eigen_cpu();
   frame.allocator = device_->allocator();
   frame.step_id = step->step_id;
   frame.resource_manager = device_->resource_manager();
   frame.cancelled = step->cancellation->flag();
   absl::Status status;
-  {
+  if (item.expensive) {
+    KernelCost& cost = costs_[id];
+    const bool parallel = parallel_kernels_ && cost.UseParallel();
+    frame.eigen_cpu = parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
+    const auto start = std::chrono::steady_clock::now();
+    {
+      KernelContext ctx(frame);
+      status = item.kernel->Compute(ctx);
+    }
+    cost.Record(parallel, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  } else {
+    frame.eigen_cpu = device_->eigen_cpu();
     KernelContext ctx(frame);
     status = item.kernel->Compute(ctx);
   }

@@ -2,7 +2,8 @@
 // step. Built once (one kernel per node); each step schedules nodes by
 // pending counts on the inter-op pool, runs cheap kernels inline on the
 // thread that readied them, frees a tensor when its last consumer has run,
-// and stops at the first error.
+// and stops at the first error. Measured kernel times decide which nodes
+// are worth another thread and which kernels the intra-op pool.
 #ifndef RILL_RUNTIME_EXECUTOR_H_
 #define RILL_RUNTIME_EXECUTOR_H_
 
@@ -24,6 +25,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "runtime/device.h"
+#include "runtime/kernel_cost.h"
 #include "runtime/session.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
@@ -80,7 +82,15 @@ class Executor {
     // Where expensive nodes run; null: every node runs on the thread that
     // called Run. Must outlive the executor.
     Eigen::ThreadPoolInterface* inter_op_pool = nullptr;
+    // Whether a step may hand nodes to other pool threads; false: a step
+    // runs on one thread (Run's caller, or one pool thread for RunAsync).
+    bool parallel_nodes = true;
   };
+
+  // A node is handed to another thread only once it has been measured to
+  // take at least this long: waking a pool thread costs up to ~45 us on a
+  // virtual machine, so smaller nodes finish sooner where they are.
+  static constexpr int64_t kMinHandOffNanos = 50'000;
 
   // Creates every kernel. A node without a kernel fails with NOT_FOUND
   // naming the node.
@@ -139,8 +149,12 @@ class Executor {
 
   Device* device_ = nullptr;
   Eigen::ThreadPoolInterface* pool_ = nullptr;
+  bool parallel_nodes_ = true;
+  bool parallel_kernels_ = false;  // The device has more than one intra-op thread.
   std::vector<NodeDef> defs_;
   std::vector<NodeItem> items_;
+  // Per expensive node; measured as steps run, hence mutable.
+  mutable std::unique_ptr<KernelCost[]> costs_;
   std::vector<OutEdge> out_edges_;
   std::vector<int32_t> control_edges_;  // Destination node of each.
   // (input, source node) of the inputs that read a reference's value.

@@ -276,6 +276,7 @@ absl::StatusOr<std::shared_ptr<const Executor>> DirectSession::GetExecutor(
   params.device = device_.get();
   params.registry = options_.kernel_registry;
   params.inter_op_pool = inter_op_pool_.get();
+  params.parallel_nodes = options_.inter_op_threads != 1;
   ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(params));
   if (options_.log_device_placement) LogPlacement(*executor);
   std::shared_ptr<const Executor> shared = std::move(executor);

@@ -21,7 +21,9 @@ class KernelRegistry;
 
 struct SessionOptions {
   // Threads of the inter-op pool (the executor) and the intra-op pool
-  // (Eigen inside kernels). <= 0: one per hardware thread.
+  // (Eigen inside kernels). <= 0: one per hardware thread. With one
+  // inter-op thread a step runs its nodes one after another on the thread
+  // that called Run.
   int inter_op_threads = 0;
   int intra_op_threads = 0;
   // Prints one line per node when its executor is built:

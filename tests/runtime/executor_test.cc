@@ -2,8 +2,10 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -38,9 +40,10 @@ class TestDevice final : public Device {
   CachingAllocator* allocator() override { return &allocator_; }
   ResourceMgr* resource_manager() override { return &resource_mgr_; }
   const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_.device(); }
+  const Eigen::ThreadPoolDevice* eigen_cpu_serial() const override { return &threads_.device(); }
 
  private:
-  CpuThreads threads_;
+  CpuThreads threads_;  // One thread: serial already.
   CachingAllocator allocator_;
   ResourceMgr resource_mgr_;
 };
@@ -103,6 +106,38 @@ class TestAssign final : public OpKernel {
   }
 };
 
+// Abs: records the thread it ran on and forwards its input.
+absl::Mutex threads_mu;
+std::set<std::thread::id> abs_threads ABSL_GUARDED_BY(threads_mu);
+
+std::set<std::thread::id> TakeAbsThreads() {
+  absl::MutexLock lock(&threads_mu);
+  return std::exchange(abs_threads, {});
+}
+
+class RecordingThread final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    {
+      absl::MutexLock lock(&threads_mu);
+      abs_threads.insert(std::this_thread::get_id());
+    }
+    ctx.set_output(0, ctx.input(0));
+    return absl::OkStatus();
+  }
+};
+
+// Exp: outputs the number of threads its intra-op device offered.
+class RecordingIntraOpThreads final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ctx.set_output(0, Tensor::Scalar<float>(static_cast<float>(ctx.eigen_cpu().numThreads())));
+    return absl::OkStatus();
+  }
+};
+
 const KernelRegistry& TestKernels() {
   static const KernelRegistry* const registry = [] {
     auto* r = new KernelRegistry;
@@ -112,6 +147,8 @@ const KernelRegistry& TestKernels() {
     r->Register(KernelDef("Sqrt"), MakeKernel<UntilCancelled>);
     r->Register(KernelDef("VariableV2"), MakeKernel<TestVariable>);
     r->Register(KernelDef("Assign"), MakeKernel<TestAssign>);
+    r->Register(KernelDef("Abs"), MakeKernel<RecordingThread>);
+    r->Register(KernelDef("Exp"), MakeKernel<RecordingIntraOpThreads>);
     RegisterStandardKernels(*r);
     return r;
   }();
@@ -129,13 +166,24 @@ class ExecutorTest : public ::testing::Test {
     params.nodes = std::move(nodes);
     params.feeds = std::move(feeds);
     params.fetches = std::move(fetches);
-    params.device = &device_;
+    params.device = run_device_ != nullptr ? run_device_ : &device_;
     params.registry = &TestKernels();
     params.inter_op_pool = pool_.get();
+    params.parallel_nodes = parallel_nodes_;
     return Executor::Create(params);
   }
 
+  // Eight Abs nodes, all ready at once; the step fetches their sum.
+  Output EightAbsNodes() {
+    const Output c = FloatConst(root_, {1}, {1});
+    std::vector<Output> terms;
+    for (int i = 0; i < 8; ++i) terms.push_back(ops::Abs(root_, c));
+    return ops::AddN(root_.WithOpName("sum"), terms);
+  }
+
   TestDevice device_;
+  Device* run_device_ = nullptr;  // Null: device_.
+  bool parallel_nodes_ = true;
   std::unique_ptr<Eigen::ThreadPool> pool_ =
       std::make_unique<Eigen::ThreadPool>(2, /*allow_spinning=*/false);
   Scope root_ = ops::NewRootScope();
@@ -376,6 +424,46 @@ TEST_F(ExecutorTest, RunsWithoutAPoolOnTheCallingThread) {
   std::vector<Tensor> fetched;
   ASSERT_OK(executor->Run(Executor::Args(), &fetched));
   EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(2, 0, 0, 2));
+}
+
+TEST_F(ExecutorTest, WithoutParallelNodesAStepRunsOnTheCallingThread) {
+  parallel_nodes_ = false;
+  const Output sum = EightAbsNodes();
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
+  TakeAbsThreads();
+  for (int step = 0; step < 3; ++step) {
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+    EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(8));
+  }
+  EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
+}
+
+TEST_F(ExecutorTest, NodesMeasuredAsQuickAreNotHandedToThePool) {
+  const Output sum = EightAbsNodes();
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
+  std::vector<Tensor> fetched;
+  // Unmeasured nodes may go to the pool; the first step measures them.
+  ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  TakeAbsThreads();
+  for (int step = 0; step < 3; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  // Each Abs takes well under Executor::kMinHandOffNanos.
+  EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
+}
+
+TEST_F(ExecutorTest, KernelsTryTheIntraOpPoolAndRunWithoutIt) {
+  CpuDevice two_threads(2);
+  run_device_ = &two_threads;
+  const ops::Exp threads(root_.WithOpName("threads"), FloatConst(root_, {1}, {1}));
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{threads.node(), 0}}));
+  std::vector<float> offered;
+  for (int step = 0; step < 4; ++step) {
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+    offered.push_back(fetched[0].scalar<float>());
+  }
+  // Both ways are measured before one is preferred (KernelCost).
+  EXPECT_THAT(offered, ElementsAre(2, 1, 2, 1));
 }
 
 TEST_F(ExecutorTest, CollectsStatsPerNode) {
