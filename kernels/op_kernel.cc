@@ -1,6 +1,7 @@
 #include "kernels/op_kernel.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 
 namespace rill {
 
@@ -23,6 +24,7 @@ KernelContext::KernelContext(Params params)
   frame_.step_id = params.step_id;
   frame_.resource_manager = params.resource_manager;
   frame_.cancelled = params.cancelled;
+  frame_.rendezvous = params.rendezvous;
   ReadRefInputs();
 }
 
@@ -60,6 +62,17 @@ void KernelContext::forward_ref_input_to_ref_output(int input, int i) {
 
 void KernelContext::set_output_ref(int i, Tensor* ref, absl::Mutex* mu) {
   frame_.outputs[i] = TensorValue{Tensor(), ref, mu};
+}
+
+absl::Status AsyncOpKernel::Compute(KernelContext& ctx) const {
+  absl::Notification finished;
+  absl::Status result;
+  ComputeAsync(ctx, [&](absl::Status status) {
+    result = std::move(status);
+    finished.Notify();
+  });
+  finished.WaitForNotification();
+  return result;
 }
 
 }  // namespace rill

@@ -5,6 +5,7 @@
 #define RILL_KERNELS_OP_KERNEL_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@ struct ThreadPoolDevice;
 
 namespace rill {
 
+class Rendezvous;
 class ResourceMgr;
 
 inline constexpr char kDeviceCpu[] = "CPU";
@@ -81,6 +83,7 @@ class KernelContext {
     int64_t step_id = 0;
     ResourceMgr* resource_manager = nullptr;       // The device's; outlives the step.
     const std::atomic<bool>* cancelled = nullptr;  // Null: never cancelled.
+    Rendezvous* rendezvous = nullptr;              // The step's, for _Send/_Recv.
   };
 
   // A context over storage its caller owns and reuses from node to node, so
@@ -97,6 +100,7 @@ class KernelContext {
     int64_t step_id = 0;
     ResourceMgr* resource_manager = nullptr;
     const std::atomic<bool>* cancelled = nullptr;
+    Rendezvous* rendezvous = nullptr;
   };
 
   explicit KernelContext(Params params);
@@ -133,6 +137,8 @@ class KernelContext {
   Allocator* allocator() const { return frame_.allocator; }
   int64_t step_id() const { return frame_.step_id; }
   ResourceMgr* resource_manager() const { return frame_.resource_manager; }
+  // The step's rendezvous; null when the step has none (one device).
+  Rendezvous* rendezvous() const { return frame_.rendezvous; }
   // Whether the step was cancelled (an error elsewhere, a deadline); a
   // long-running kernel checks it and returns early.
   bool cancelled() const {
@@ -167,6 +173,8 @@ class OpKernel {
   // Cheap kernels (shape queries, identity, constants) run inline on the
   // thread that readied them.
   virtual bool IsExpensive() const { return true; }
+  // Non-null for kernels that finish later (AsyncOpKernel).
+  virtual const class AsyncOpKernel* AsAsync() const { return nullptr; }
 
   const std::string& name() const { return name_; }
   const std::string& op() const { return op_; }
@@ -176,6 +184,21 @@ class OpKernel {
   const std::string name_;
   const std::string op_;
   const DataTypeVector output_types_;
+};
+
+// A kernel that may finish after ComputeAsync returns (a _Recv waiting for
+// its tensor): it calls `done` exactly once, from any thread, after setting
+// its outputs. The context stays valid until then.
+class AsyncOpKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  using DoneCallback = std::function<void(absl::Status)>;
+
+  virtual void ComputeAsync(KernelContext& ctx, DoneCallback done) const = 0;
+  // Runs ComputeAsync and waits for it (tools and tests; the executor
+  // never blocks a thread on an async kernel).
+  absl::Status Compute(KernelContext& ctx) const final;
+  const AsyncOpKernel* AsAsync() const final { return this; }
 };
 
 }  // namespace rill

@@ -15,6 +15,7 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);
+  RegisterCpuSendRecvKernels(registry);
 }
 
 const KernelRegistry& StandardKernels() {

@@ -19,6 +19,7 @@ void RegisterCpuGatherKernels(KernelRegistry& registry);     // cpu/gather_ops.c
 void RegisterCpuRandomKernels(KernelRegistry& registry);     // cpu/random_ops.cc
 void RegisterCpuStateKernels(KernelRegistry& registry);      // cpu/state_ops.cc
 void RegisterCpuTrainingKernels(KernelRegistry& registry);   // cpu/training_ops.cc
+void RegisterCpuSendRecvKernels(KernelRegistry& registry);   // cpu/sendrecv_ops.cc
 
 void RegisterStandardKernels(KernelRegistry& registry);
 

@@ -65,6 +65,7 @@ struct Executor::Step {
   absl::Mutex stats_mu;
   std::vector<NodeExecStats>* stats ABSL_GUARDED_BY(stats_mu) = nullptr;
   bool collect_stats = false;
+  Rendezvous* rendezvous = nullptr;
   DoneCallback done;
 };
 
@@ -118,6 +119,9 @@ absl::Status Executor::Build(const Params& params) {
       params.registry != nullptr ? *params.registry : StandardKernels();
 
   absl::flat_hash_map<std::pair<int, int>, int> fed;  // (node id, output) -> feed.
+  if (!params.feed_names.empty() && params.feed_names.size() != params.feeds.size()) {
+    return absl::InvalidArgumentError("feed_names must name every feed");
+  }
   for (const TensorEndpoint& feed : params.feeds) {
     if (feed.index < 0 || feed.index >= feed.node->num_outputs()) {
       return absl::InvalidArgumentError(absl::StrFormat("feed %s: node '%s' has %d outputs",
@@ -127,7 +131,8 @@ absl::Status Executor::Build(const Params& params) {
     if (!fed.emplace(std::make_pair(feed.node->id(), feed.index), feeds_.size()).second) {
       return absl::InvalidArgumentError(absl::StrFormat("%s fed more than once", feed.ToString()));
     }
-    feeds_.push_back(Feed{feed.ToString(),
+    feeds_.push_back(Feed{params.feed_names.empty() ? feed.ToString()
+                                                    : params.feed_names[feeds_.size()],
                           BaseType(feed.node->output_type(feed.index)),
                           feed.node->output_shape(feed.index),
                           {}});
@@ -323,6 +328,7 @@ Executor::Step* Executor::StartStep(const Args& args, std::vector<Tensor>* fetch
     step->stats = args.stats;
   }
   step->collect_stats = args.stats != nullptr;
+  step->rendezvous = args.rendezvous;
   step->done = std::move(done);
   step->fetched = fetched;
   fetched->assign(num_fetches_, Tensor());
@@ -372,8 +378,14 @@ void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
     const int32_t id = ready.back();
     ready.pop_back();
     int num_ready = 0;
-    if (!step->cancellation->cancelled() && RunNode(step, id)) {
-      num_ready = Propagate(step, id, &ready, &expensive);
+    if (!step->cancellation->cancelled()) {
+      const NodeResult result = RunNode(step, id);
+      if (result == NodeResult::kPending) {
+        // Still outstanding: FinishAsync accounts for it.
+        Dispatch(step, &expensive, &ready);
+        continue;
+      }
+      if (result == NodeResult::kDone) num_ready = Propagate(step, id, &ready, &expensive);
     }
     // Count the readied nodes before handing any to another thread, so that
     // the count cannot reach 0 while they are pending.
@@ -406,7 +418,19 @@ void Executor::Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) cons
   expensive->clear();
 }
 
-bool Executor::RunNode(Step* step, int32_t id) const {
+// The state of an async kernel between ComputeAsync and its callback.
+struct Executor::AsyncRun {
+  explicit AsyncRun(const KernelContext::Frame& frame) : ctx(frame) {}
+  KernelContext ctx;
+  int64_t start_micros = 0;
+  absl::Status status;
+  // kRunning until ComputeAsync returns or the callback runs, whichever is
+  // first; the second one to arrive finishes the node.
+  static constexpr int kRunning = 0, kCallbackFirst = 1, kReturnedFirst = 2;
+  std::atomic<int> phase{kRunning};
+};
+
+Executor::NodeResult Executor::RunNode(Step* step, int32_t id) const {
   const NodeItem& item = items_[id];
   TensorValue* inputs = step->inputs.data() + item.input_start;
   TensorValue* outputs = step->outputs.data() + item.output_start;
@@ -419,10 +443,10 @@ bool Executor::RunNode(Step* step, int32_t id) const {
       current = *value.ref;
     }
     if (!current.IsInitialized() && !item.allows_uninitialized_input) {
-      step->cancellation->Cancel(WithNode(
-          *item.kernel, absl::FailedPreconditionError(absl::StrFormat(
-                            "Attempting to use uninitialized value %s", items_[src].def->name()))));
-      return false;
+      Fail(step, item,
+           absl::FailedPreconditionError(absl::StrFormat(
+               "Attempting to use uninitialized value %s", items_[src].def->name())));
+      return NodeResult::kFailed;
     }
     value = TensorValue{std::move(current)};
   }
@@ -437,8 +461,32 @@ bool Executor::RunNode(Step* step, int32_t id) const {
   frame.step_id = step->step_id;
   frame.resource_manager = device_->resource_manager();
   frame.cancelled = step->cancellation->flag();
+  frame.rendezvous = step->rendezvous;
   absl::Status status;
-  if (item.expensive) {
+  if (const AsyncOpKernel* async = item.kernel->AsAsync(); async != nullptr) {
+    frame.eigen_cpu = device_->eigen_cpu();
+    auto* run = new AsyncRun(frame);
+    run->start_micros = start_micros;
+    async->ComputeAsync(run->ctx, [this, step, id, run](absl::Status done_status) {
+      run->status = std::move(done_status);
+      int expected = AsyncRun::kRunning;
+      // Acq_rel: whoever finishes the node must see the other's writes.
+      if (run->phase.compare_exchange_strong(expected, AsyncRun::kCallbackFirst,
+                                             std::memory_order_acq_rel)) {
+        return;  // Finished inline; RunNode carries on.
+      }
+      const bool ok = FinishNode(step, id, std::move(run->status), run->start_micros);
+      delete run;
+      FinishAsync(step, id, ok);
+    });
+    int expected = AsyncRun::kRunning;
+    if (run->phase.compare_exchange_strong(expected, AsyncRun::kReturnedFirst,
+                                           std::memory_order_acq_rel)) {
+      return NodeResult::kPending;
+    }
+    status = std::move(run->status);
+    delete run;
+  } else if (item.expensive) {
     KernelCost& cost = costs_[id];
     const bool parallel = parallel_kernels_ && cost.UseParallel();
     frame.eigen_cpu = parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
@@ -455,6 +503,15 @@ bool Executor::RunNode(Step* step, int32_t id) const {
     KernelContext ctx(frame);
     status = item.kernel->Compute(ctx);
   }
+  return FinishNode(step, id, std::move(status), start_micros) ? NodeResult::kDone
+                                                               : NodeResult::kFailed;
+}
+
+bool Executor::FinishNode(Step* step, int32_t id, absl::Status status,
+                          int64_t start_micros) const {
+  const NodeItem& item = items_[id];
+  TensorValue* inputs = step->inputs.data() + item.input_start;
+  TensorValue* outputs = step->outputs.data() + item.output_start;
   for (int32_t i = 0; i < item.num_inputs; ++i) Clear(inputs[i]);
   if (status.ok()) {
     for (int32_t k = 0; k < item.num_outputs; ++k) {
@@ -467,9 +524,37 @@ bool Executor::RunNode(Step* step, int32_t id) const {
   }
   if (status.ok() && step->collect_stats) RecordStats(step, item, start_micros);
   if (status.ok() && FetchOutputs(step, item)) return true;
-  if (!status.ok()) step->cancellation->Cancel(WithNode(*item.kernel, status));
+  if (!status.ok()) Fail(step, item, status);
   for (int32_t k = 0; k < item.num_outputs; ++k) Clear(outputs[k]);
   return false;
+}
+
+void Executor::FinishAsync(Step* step, int32_t id, bool ok) const {
+  ReadyList ready;
+  ReadyList expensive;
+  const int num_ready = ok ? Propagate(step, id, &ready, &expensive) : 0;
+  const int delta = num_ready - 1;
+  // Acq_rel: as in Process.
+  if (delta != 0 &&
+      step->outstanding.fetch_add(delta, std::memory_order_acq_rel) + delta == 0) {
+    Finish(step);
+    return;
+  }
+  if (num_ready == 0) return;
+  ready.insert(ready.end(), expensive.begin(), expensive.end());
+  // The callback may run inside another node's Send, on another
+  // partition's thread: the readied nodes continue on the pool.
+  if (pool_ == nullptr) {
+    Process(step, ready);
+  } else {
+    pool_->Schedule([this, step, ready] { Process(step, ready); });
+  }
+}
+
+void Executor::Fail(Step* step, const NodeItem& item, const absl::Status& status) const {
+  const absl::Status with_node = WithNode(*item.kernel, status);
+  if (step->rendezvous != nullptr) step->rendezvous->StartAbort(with_node);
+  step->cancellation->Cancel(with_node);
 }
 
 bool Executor::FetchOutputs(Step* step, const NodeItem& item) const {
@@ -489,9 +574,9 @@ bool Executor::FetchOutputs(Step* step, const NodeItem& item) const {
       snapshot = value.ref->DeepCopy();
     }
     if (!snapshot.IsInitialized()) {
-      step->cancellation->Cancel(WithNode(
-          *item.kernel, absl::FailedPreconditionError(absl::StrFormat(
-                            "Attempting to use uninitialized value %s", item.def->name()))));
+      Fail(step, item,
+           absl::FailedPreconditionError(absl::StrFormat(
+               "Attempting to use uninitialized value %s", item.def->name())));
       return false;
     }
     (*step->fetched)[fetch] = std::move(snapshot);
@@ -554,6 +639,7 @@ void Executor::Finish(Step* step) const {
   step->done = nullptr;
   step->own_cancellation.reset();
   step->cancellation = nullptr;
+  step->rendezvous = nullptr;
   step->fetched = nullptr;
   {
     absl::MutexLock lock(&free_steps_mu_);

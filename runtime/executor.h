@@ -24,6 +24,7 @@
 #include "graph/tensor.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
+#include "kernels/rendezvous.h"
 #include "runtime/device.h"
 #include "runtime/kernel_cost.h"
 #include "runtime/session.h"
@@ -74,6 +75,8 @@ class Executor {
     // their consumers read the fed value, and a node whose every output is
     // fed does not run.
     std::vector<TensorEndpoint> feeds;
+    // What error messages call each feed; empty: "node:k".
+    std::vector<std::string> feed_names;
     // Outputs each step returns, in this order. A reference output is
     // returned as a copy of the variable's value at the time.
     std::vector<TensorEndpoint> fetches;
@@ -106,6 +109,10 @@ class Executor {
     StepCancellation* cancellation = nullptr;
     // Filled with one entry per node that ran, in completion order.
     std::vector<NodeExecStats>* stats = nullptr;
+    // Where _Send/_Recv kernels exchange tensors; null for a graph without
+    // them. A node error aborts it, so that the other partitions' pending
+    // receives fail instead of waiting.
+    Rendezvous* rendezvous = nullptr;
   };
   using DoneCallback = std::function<void(absl::Status)>;
 
@@ -131,14 +138,23 @@ class Executor {
   struct NodeItem;
   struct OutEdge;
   struct Step;
+  struct AsyncRun;
+  enum class NodeResult { kFailed, kDone, kPending };
   Executor() = default;
 
   absl::Status Build(const Params& params);
   absl::Status CheckFeeds(const Args& args) const;
   Step* StartStep(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   void Process(Step* step, absl::Span<const int32_t> first) const;
-  bool RunNode(Step* step, int32_t id) const;
+  // Runs a node's kernel; kPending: an async kernel finishes later, in
+  // FinishAsync.
+  NodeResult RunNode(Step* step, int32_t id) const;
+  bool FinishNode(Step* step, int32_t id, absl::Status status, int64_t start_micros) const;
+  // Accounts for an async node that finished after RunNode returned, and
+  // runs what it readied.
+  void FinishAsync(Step* step, int32_t id, bool ok) const;
   bool FetchOutputs(Step* step, const NodeItem& item) const;
+  void Fail(Step* step, const NodeItem& item, const absl::Status& status) const;
   using ReadyList = absl::InlinedVector<int32_t, 16>;
   // Hands the outputs of `id` to its consumers; appends the nodes that
   // became ready and returns their number.

@@ -11,12 +11,15 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "graph/tensor.h"
+#include "graph/tensor_proto_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/registry.h"
 #include "kernels/resource_mgr.h"
 #include "ops/ops.h"
 #include "runtime/caching_allocator.h"
+#include "ops/registry.h"
 #include "runtime/device.h"
+#include "runtime/local_rendezvous.h"
 #include "tests/runtime/test_kernels.h"
 #include "tests/test_util.h"
 
@@ -464,6 +467,160 @@ TEST_F(ExecutorTest, KernelsTryTheIntraOpPoolAndRunWithoutIt) {
   }
   // Both ways are measured before one is preferred (KernelCost).
   EXPECT_THAT(offered, ElementsAre(2, 1, 2, 1));
+}
+
+// Two halves of "c = [1, 2]; y = Square(c)" cut between c and y: the
+// sender half runs c and _Send, the receiver half _Recv and y. With
+// `fail_sender`, the sender half also holds a NoOp, which fails.
+struct CutGraph {
+  std::unique_ptr<Graph> sender;
+  std::unique_ptr<Graph> receiver;
+};
+
+void AddTransferAttrs(NodeDef* node) {
+  auto& attr = *node->mutable_attr();
+  attr["tensor_name"].set_s("edge_1_c");
+  attr["send_device"].set_s("/job:localhost/replica:0/task:0/device:CPU:0");
+  attr["send_device_incarnation"].set_i(1);
+  attr["recv_device"].set_s("/job:localhost/replica:0/task:0/device:CPU:1");
+}
+
+CutGraph MakeCutGraph(bool fail_sender) {
+  GraphDef sender;
+  NodeDef* c = sender.add_node();
+  c->set_name("c");
+  c->set_op("Const");
+  (*c->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  *(*c->mutable_attr())["value"].mutable_tensor() =
+      TensorToProto(Tensor::FromVector<float>({1, 2}, {2}));
+  NodeDef* send = sender.add_node();
+  send->set_name("c/_0");
+  send->set_op("_Send");
+  send->add_input("c");
+  (*send->mutable_attr())["T"].set_type(DT_FLOAT);
+  AddTransferAttrs(send);
+  if (fail_sender) {
+    send->add_input("^boom");
+    NodeDef* boom = sender.add_node();
+    boom->set_name("boom");
+    boom->set_op("NoOp");
+  }
+  GraphDef receiver;
+  NodeDef* recv = receiver.add_node();
+  recv->set_name("c/_1");
+  recv->set_op("_Recv");
+  (*recv->mutable_attr())["tensor_type"].set_type(DT_FLOAT);
+  AddTransferAttrs(recv);
+  NodeDef* y = receiver.add_node();
+  y->set_name("y");
+  y->set_op("Square");
+  y->add_input("c/_1");
+  (*y->mutable_attr())["T"].set_type(DT_FLOAT);
+  CutGraph cut;
+  cut.sender = *ImportGraphDef(sender, StandardOps());
+  cut.receiver = *ImportGraphDef(receiver, StandardOps());
+  return cut;
+}
+
+TEST_F(ExecutorTest, RecvGetsWhatAnotherExecutorSent) {
+  const CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+  Executor::Params params;
+  params.device = &device_;
+  params.registry = &TestKernels();
+  params.inter_op_pool = pool_.get();
+  params.graph = cut.receiver.get();
+  params.fetches = {{cut.receiver->FindNode("y"), 0}};
+  ASSERT_OK_AND_ASSIGN(auto receiver, Executor::Create(params));
+  params.graph = cut.sender.get();
+  params.fetches = {};
+  ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
+
+  LocalRendezvous rendezvous;
+  Executor::Args args;
+  args.rendezvous = &rendezvous;
+  // The receiver starts first: its _Recv waits without holding a thread.
+  absl::Notification received;
+  absl::Status receiver_status;
+  std::vector<Tensor> fetched;
+  receiver->RunAsync(args, &fetched, [&](absl::Status status) {
+    receiver_status = std::move(status);
+    received.Notify();
+  });
+  std::vector<Tensor> nothing;
+  ASSERT_OK(sender->Run(args, &nothing));
+  received.WaitForNotification();
+  ASSERT_OK(receiver_status);
+  EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(1, 4));
+}
+
+TEST_F(ExecutorTest, SendAndRecvInOneStepOnOneThread) {
+  // Both halves in one executor without a pool: whichever of _Recv and
+  // _Send runs first, the step completes on the calling thread.
+  const CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+  GraphDef both = cut.sender->ToGraphDef();
+  const GraphDef receiver = cut.receiver->ToGraphDef();
+  for (const NodeDef& node : receiver.node()) *both.add_node() = node;
+  ASSERT_OK_AND_ASSIGN(auto graph, ImportGraphDef(both, StandardOps()));
+  pool_.reset();
+  Executor::Params params;
+  params.graph = graph.get();
+  params.device = &device_;
+  params.registry = &TestKernels();
+  params.fetches = {{graph->FindNode("y"), 0}};
+  ASSERT_OK_AND_ASSIGN(auto executor, Executor::Create(params));
+  for (int step = 0; step < 3; ++step) {
+    LocalRendezvous rendezvous;
+    Executor::Args args;
+    args.rendezvous = &rendezvous;
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(args, &fetched));
+    EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(1, 4));
+  }
+}
+
+TEST_F(ExecutorTest, AFailingSenderAbortsTheWaitingReceiver) {
+  const CutGraph cut = MakeCutGraph(/*fail_sender=*/true);
+  Executor::Params params;
+  params.device = &device_;
+  params.registry = &TestKernels();
+  params.inter_op_pool = pool_.get();
+  params.graph = cut.receiver.get();
+  params.fetches = {{cut.receiver->FindNode("y"), 0}};
+  ASSERT_OK_AND_ASSIGN(auto receiver, Executor::Create(params));
+  params.graph = cut.sender.get();
+  params.fetches = {};
+  ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
+
+  LocalRendezvous rendezvous;
+  Executor::Args args;
+  args.rendezvous = &rendezvous;
+  absl::Notification received;
+  absl::Status receiver_status;
+  std::vector<Tensor> fetched;
+  receiver->RunAsync(args, &fetched, [&](absl::Status status) {
+    receiver_status = std::move(status);
+    received.Notify();
+  });
+  std::vector<Tensor> nothing;
+  EXPECT_THAT(sender->Run(args, &nothing),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'boom'")));
+  received.WaitForNotification();
+  EXPECT_THAT(receiver_status, StatusIs(absl::StatusCode::kDataLoss,
+                                        HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
+}
+
+TEST_F(ExecutorTest, SendWithoutARendezvousFails) {
+  const CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+  Executor::Params params;
+  params.graph = cut.sender.get();
+  params.device = &device_;
+  params.registry = &TestKernels();
+  params.inter_op_pool = pool_.get();
+  ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
+  std::vector<Tensor> nothing;
+  EXPECT_THAT(sender->Run(Executor::Args(), &nothing),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("node 'c/_0' (_Send): _Send needs a rendezvous")));
 }
 
 TEST_F(ExecutorTest, CollectsStatsPerNode) {

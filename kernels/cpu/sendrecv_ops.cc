@@ -1,0 +1,101 @@
+// _Send and _Recv on the CPU: the two ends of an edge the partitioner cut.
+// _Send leaves its input in the step's rendezvous under the edge's key;
+// _Recv waits for it without holding a thread.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+#include "kernels/registry.h"
+#include "kernels/rendezvous.h"
+
+namespace rill {
+namespace {
+
+// The key both ends compute from their identical attrs.
+absl::StatusOr<std::string> KeyFromAttrs(const NodeDef& node) {
+  RendezvousKey key;
+  ASSIGN_OR_RETURN(key.src_device, GetStringAttr(node, "send_device"));
+  ASSIGN_OR_RETURN(int64_t incarnation, GetIntAttr(node, "send_device_incarnation"));
+  key.src_incarnation = static_cast<uint64_t>(incarnation);
+  ASSIGN_OR_RETURN(key.dst_device, GetStringAttr(node, "recv_device"));
+  ASSIGN_OR_RETURN(key.tensor_name, GetStringAttr(node, "tensor_name"));
+  return key.ToString();
+}
+
+absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
+  if (ctx.rendezvous() == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s needs a rendezvous: it runs only in a partitioned graph",
+                        ctx.node().op()));
+  }
+  return ctx.rendezvous();
+}
+
+class SendOp final : public OpKernel {
+ public:
+  SendOp(const OpKernelConstruction& c, std::string key) : OpKernel(c), key_(std::move(key)) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(std::string key, KeyFromAttrs(c.def()));
+    return std::unique_ptr<OpKernel>(std::make_unique<SendOp>(c, std::move(key)));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(Rendezvous * rendezvous, StepRendezvous(ctx));
+    return rendezvous->Send(key_, ctx.input(0));
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  const std::string key_;
+};
+
+class RecvOp final : public AsyncOpKernel {
+ public:
+  RecvOp(const OpKernelConstruction& c, std::string key) : AsyncOpKernel(c), key_(std::move(key)) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(std::string key, KeyFromAttrs(c.def()));
+    return std::unique_ptr<OpKernel>(std::make_unique<RecvOp>(c, std::move(key)));
+  }
+
+  void ComputeAsync(KernelContext& ctx, DoneCallback done) const override {
+    absl::StatusOr<Rendezvous*> rendezvous = StepRendezvous(ctx);
+    if (!rendezvous.ok()) {
+      done(rendezvous.status());
+      return;
+    }
+    (*rendezvous)->RecvAsync(key_, [this, &ctx, done = std::move(done)](const absl::Status& status,
+                                                                         const Tensor& value) {
+      if (!status.ok()) {
+        done(status);
+        return;
+      }
+      if (value.dtype() != BaseType(output_type(0))) {
+        done(absl::InternalError(absl::StrFormat("received %s under '%s', expected %s",
+                                                 DataTypeString(value.dtype()), key_,
+                                                 DataTypeString(output_type(0)))));
+        return;
+      }
+      ctx.set_output(0, value);
+      done(absl::OkStatus());
+    });
+  }
+
+ private:
+  const std::string key_;
+};
+
+}  // namespace
+
+void RegisterCpuSendRecvKernels(KernelRegistry& r) {
+  r.Register(KernelDef("_Send").Device(kDeviceCpu), SendOp::Create);
+  r.Register(KernelDef("_Recv").Device(kDeviceCpu), RecvOp::Create);
+}
+
+}  // namespace rill
