@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "graph/tensor_proto_util.h"
 #include "kernels/kernel_registry.h"
@@ -522,35 +523,49 @@ CutGraph MakeCutGraph(bool fail_sender) {
   return cut;
 }
 
-TEST_F(ExecutorTest, RecvGetsWhatAnotherExecutorSent) {
-  const CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+// What the two halves of a CutGraph returned from one step.
+struct CutStep {
+  absl::Status sender;
+  absl::Status receiver;
+  std::vector<Tensor> fetched;  // y, from the receiver.
+};
+
+// The receiver half starts first on the pool (its _Recv waits without
+// holding a thread), then the sender half runs on this thread.
+absl::StatusOr<CutStep> RunCutGraph(const CutGraph& cut, Device* device,
+                                    Eigen::ThreadPoolInterface* pool) {
   Executor::Params params;
-  params.device = &device_;
+  params.device = device;
   params.registry = &TestKernels();
-  params.inter_op_pool = pool_.get();
+  params.inter_op_pool = pool;
   params.graph = cut.receiver.get();
   params.fetches = {{cut.receiver->FindNode("y"), 0}};
-  ASSERT_OK_AND_ASSIGN(auto receiver, Executor::Create(params));
+  ASSIGN_OR_RETURN(auto receiver, Executor::Create(params));
   params.graph = cut.sender.get();
   params.fetches = {};
-  ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
+  ASSIGN_OR_RETURN(auto sender, Executor::Create(params));
 
   LocalRendezvous rendezvous;
   Executor::Args args;
   args.rendezvous = &rendezvous;
-  // The receiver starts first: its _Recv waits without holding a thread.
+  CutStep step;
   absl::Notification received;
-  absl::Status receiver_status;
-  std::vector<Tensor> fetched;
-  receiver->RunAsync(args, &fetched, [&](absl::Status status) {
-    receiver_status = std::move(status);
+  receiver->RunAsync(args, &step.fetched, [&](absl::Status status) {
+    step.receiver = std::move(status);
     received.Notify();
   });
   std::vector<Tensor> nothing;
-  ASSERT_OK(sender->Run(args, &nothing));
+  step.sender = sender->Run(args, &nothing);
   received.WaitForNotification();
-  ASSERT_OK(receiver_status);
-  EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(1, 4));
+  return step;
+}
+
+TEST_F(ExecutorTest, RecvGetsWhatAnotherExecutorSent) {
+  ASSERT_OK_AND_ASSIGN(const CutStep step,
+                       RunCutGraph(MakeCutGraph(/*fail_sender=*/false), &device_, pool_.get()));
+  ASSERT_OK(step.sender);
+  ASSERT_OK(step.receiver);
+  EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(1, 4));
 }
 
 TEST_F(ExecutorTest, SendAndRecvInOneStepOnOneThread) {
@@ -579,34 +594,11 @@ TEST_F(ExecutorTest, SendAndRecvInOneStepOnOneThread) {
 }
 
 TEST_F(ExecutorTest, AFailingSenderAbortsTheWaitingReceiver) {
-  const CutGraph cut = MakeCutGraph(/*fail_sender=*/true);
-  Executor::Params params;
-  params.device = &device_;
-  params.registry = &TestKernels();
-  params.inter_op_pool = pool_.get();
-  params.graph = cut.receiver.get();
-  params.fetches = {{cut.receiver->FindNode("y"), 0}};
-  ASSERT_OK_AND_ASSIGN(auto receiver, Executor::Create(params));
-  params.graph = cut.sender.get();
-  params.fetches = {};
-  ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
-
-  LocalRendezvous rendezvous;
-  Executor::Args args;
-  args.rendezvous = &rendezvous;
-  absl::Notification received;
-  absl::Status receiver_status;
-  std::vector<Tensor> fetched;
-  receiver->RunAsync(args, &fetched, [&](absl::Status status) {
-    receiver_status = std::move(status);
-    received.Notify();
-  });
-  std::vector<Tensor> nothing;
-  EXPECT_THAT(sender->Run(args, &nothing),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'boom'")));
-  received.WaitForNotification();
-  EXPECT_THAT(receiver_status, StatusIs(absl::StatusCode::kDataLoss,
-                                        HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
+  ASSERT_OK_AND_ASSIGN(const CutStep step,
+                       RunCutGraph(MakeCutGraph(/*fail_sender=*/true), &device_, pool_.get()));
+  EXPECT_THAT(step.sender, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'boom'")));
+  EXPECT_THAT(step.receiver, StatusIs(absl::StatusCode::kDataLoss,
+                                      HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
 }
 
 TEST_F(ExecutorTest, SendWithoutARendezvousFails) {
