@@ -12,6 +12,7 @@ namespace rill::cli {
 int RunGraphCommand(const std::vector<std::string>& args);
 int RunDevicesCommand(const std::vector<std::string>& args);
 int RunRunCommand(const std::vector<std::string>& args);
+int RunPlaceCommand(const std::vector<std::string>& args);
 
 }  // namespace rill::cli
 

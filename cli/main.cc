@@ -16,6 +16,11 @@ constexpr char kUsage[] =
     "  run GRAPH [--feed NAME=FILE.npy|NAME=JSON]... [--init OP]... [--target OP]...\n"
     "      [--fetch TENSOR]... [--steps N] [--json] [--out DIR] [--log_device_placement]\n"
     "      run a GraphDef in this process: feed, run targets N times, print fetches\n"
+    "  place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
+    "      [--replica-device-setter [--ps-strategy round_robin|greedy]] [--allow-soft-placement]\n"
+    "      [--explain] [--partition] [--dot FILE]\n"
+    "      show the device of every node, a summary per device and, with --partition,\n"
+    "      the tensors sent between devices; --dot draws it for Graphviz\n"
     "  devices\n"
     "      list the devices this build can run on\n"
     "  help\n"
@@ -33,6 +38,7 @@ int main(int argc, char **argv) {
   if (command == "graph") return rill::cli::RunGraphCommand(args);
   if (command == "devices") return rill::cli::RunDevicesCommand(args);
   if (command == "run") return rill::cli::RunRunCommand(args);
+  if (command == "place") return rill::cli::RunPlaceCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

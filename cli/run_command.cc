@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
+#include "placement/replica_device_setter.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
 #include "runtime/tensor_json.h"
@@ -29,7 +31,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill run GRAPH [--feed NAME=FILE.npy | --feed NAME=JSON]... [--init OP]...\n"
     "                [--target OP]... [--fetch TENSOR]... [--steps N] [--json] [--out DIR]\n"
-    "                [--log_device_placement]\n";
+    "                [--log_device_placement] [--device_count CPU=N] [--allow_soft_placement]\n"
+    "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n";
 
 // Up to this many elements are printed in full; larger tensors are
 // summarized (--json and --out keep every value).
@@ -47,6 +50,10 @@ struct RunFlags {
   bool json = false;
   std::optional<std::string> out_dir;
   bool log_device_placement = false;
+  int cpus = 1;
+  bool allow_soft_placement = false;
+  // Variables on CPU:1..N-1 (or CPU:0 with one CPU), the rest on CPU:0.
+  std::optional<PsStrategy> replica_device_setter;
 };
 
 // The repeatable options are taken out first; the shared parser handles
@@ -75,8 +82,10 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(fmt::format("--{} needs a value", name));
     }
   }
-  ASSIGN_OR_RETURN(const ParsedArgs parsed,
-                   ParseArgs(rest, {"steps", "out"}, {"json", "log_device_placement"}));
+  ASSIGN_OR_RETURN(
+      const ParsedArgs parsed,
+      ParseArgs(rest, {"steps", "out", "device_count", "ps-strategy"},
+                {"json", "log_device_placement", "allow_soft_placement", "replica-device-setter"}));
   if (parsed.positional.size() != 1) {
     return absl::InvalidArgumentError(parsed.positional.empty()
                                           ? "missing GRAPH"
@@ -103,6 +112,24 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   flags.json = parsed.Has("json");
   flags.out_dir = parsed.Value("out");
   flags.log_device_placement = parsed.Has("log_device_placement");
+  flags.allow_soft_placement = parsed.Has("allow_soft_placement");
+  if (const auto count = parsed.Value("device_count")) {
+    const std::string_view digits =
+        std::string_view(*count).substr(count->starts_with("CPU=") ? 4 : 0);
+    const auto [end, ec] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), flags.cpus);
+    if (!count->starts_with("CPU=") || ec != std::errc() || end != digits.data() + digits.size() ||
+        flags.cpus < 1 || flags.cpus > 64) {
+      return absl::InvalidArgumentError(
+          fmt::format("--device_count '{}': expected CPU=N with 1 <= N <= 64", *count));
+    }
+  }
+  if (parsed.Has("replica-device-setter")) {
+    ASSIGN_OR_RETURN(flags.replica_device_setter,
+                     ParsePsStrategy(parsed.Value("ps-strategy").value_or("round_robin")));
+  } else if (parsed.Value("ps-strategy")) {
+    return absl::InvalidArgumentError("--ps-strategy needs --replica-device-setter");
+  }
   if (flags.inits.empty() && flags.targets.empty() && flags.fetches.empty()) {
     return absl::InvalidArgumentError("nothing to run: give --fetch, --target or --init");
   }
@@ -263,8 +290,19 @@ absl::Status Run(const RunFlags& flags) {
     ASSIGN_OR_RETURN(Tensor tensor, LoadFeed(name, value, **graph));
     feeds.emplace_back(name, std::move(tensor));
   }
+  if (flags.replica_device_setter) {
+    ReplicaDeviceSetterOptions setter;
+    setter.strategy = *flags.replica_device_setter;
+    setter.worker_device = "/device:CPU:0";
+    for (int cpu = flags.cpus > 1 ? 1 : 0; cpu < flags.cpus; ++cpu) {
+      setter.ps_devices.push_back(fmt::format("/device:CPU:{}", cpu));
+    }
+    RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &def));
+  }
   SessionOptions options;
   options.log_device_placement = flags.log_device_placement;
+  options.allow_soft_placement = flags.allow_soft_placement;
+  options.device_count["CPU"] = flags.cpus;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
   if (!flags.inits.empty()) RETURN_IF_ERROR(session->Run(feeds, {}, flags.inits).status());
   // With targets, the fetches are read in a run of their own after the last

@@ -9,8 +9,11 @@ CachingAllocator* CpuCachingAllocator() {
 }
 
 CpuDevice::CpuDevice(int intra_op_threads, std::string name)
+    : CpuDevice(std::make_shared<CpuThreads>(intra_op_threads), std::move(name)) {}
+
+CpuDevice::CpuDevice(std::shared_ptr<CpuThreads> threads, std::string name)
     : Device(std::move(name), kDeviceCpu),
-      threads_(intra_op_threads),
-      serial_(threads_.device().getPool(), 1) {}
+      threads_(std::move(threads)),
+      serial_(threads_->device().getPool(), 1) {}
 
 }  // namespace rill

@@ -54,14 +54,16 @@ class CpuDevice final : public Device {
  public:
   // intra_op_threads <= 0: one per hardware thread.
   explicit CpuDevice(int intra_op_threads, std::string name = kLocalCpuDeviceName);
+  // Several devices of one process share one intra-op pool.
+  CpuDevice(std::shared_ptr<CpuThreads> threads, std::string name);
 
   CachingAllocator* allocator() override { return CpuCachingAllocator(); }
   ResourceMgr* resource_manager() override { return &resource_mgr_; }
-  const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_.device(); }
+  const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_->device(); }
   const Eigen::ThreadPoolDevice* eigen_cpu_serial() const override { return &serial_; }
 
  private:
-  CpuThreads threads_;
+  std::shared_ptr<CpuThreads> threads_;
   Eigen::ThreadPoolDevice serial_;
   ResourceMgr resource_mgr_;
 };

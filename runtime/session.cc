@@ -22,8 +22,10 @@
 #include "graph/status_macros.h"
 #include "kernels/registry.h"
 #include "ops/registry.h"
+#include "placement/device_set.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/step_plan.h"
 
 namespace rill {
 namespace {
@@ -195,15 +197,7 @@ absl::StatusOr<std::vector<const Node*>> Prune(const Graph& graph, const RunSign
 
 class DirectSession final : public Session {
  public:
-  explicit DirectSession(const SessionOptions& options)
-      : options_(options),
-        device_(std::make_unique<CpuDevice>(options.intra_op_threads)),
-        // No spinning: an idle session must not burn the CPU.
-        inter_op_pool_(std::make_unique<Eigen::ThreadPool>(
-            options.inter_op_threads > 0
-                ? options.inter_op_threads
-                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
-            /*allow_spinning=*/false)) {}
+  explicit DirectSession(const SessionOptions& options);
 
   absl::Status Extend(const GraphDef& graph) override;
   absl::StatusOr<std::vector<Tensor>> Run(const RunOptions& options,
@@ -214,26 +208,47 @@ class DirectSession final : public Session {
   absl::Status Close() override;
 
  private:
-  absl::StatusOr<std::shared_ptr<const Executor>> GetExecutor(const RunSignature& sig)
+  absl::StatusOr<std::shared_ptr<const StepPlan>> GetPlan(const RunSignature& sig)
       ABSL_LOCKS_EXCLUDED(mu_);
-  void LogPlacement(const Executor& executor) const;
-  absl::Status RunStep(const Executor& executor, const RunOptions& options,
-                       const Executor::Args& args, std::vector<Tensor>* fetched);
+  absl::Status RunStep(const StepPlan& plan, const RunOptions& options, const StepPlan::Args& args,
+                       std::vector<Tensor>* fetched);
 
   const SessionOptions options_;
+  const DeviceSet device_set_;
   std::atomic<int64_t> next_step_id_{1};
 
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<CpuDevice> device_ ABSL_GUARDED_BY(mu_);
+  // One per device_set_ name; they share the intra-op threads.
+  std::vector<std::unique_ptr<CpuDevice>> devices_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Eigen::ThreadPool> inter_op_pool_ ABSL_GUARDED_BY(mu_);
-  // By RunSignature::key. Executors copy what they need from the graph, so
+  // By RunSignature::key. Plans copy what they need from the graph, so
   // Extend (which only adds nodes) leaves them valid. Declared last: they
-  // are destroyed before the pool and the device they use.
-  absl::flat_hash_map<std::string, std::shared_ptr<const Executor>> executors_ ABSL_GUARDED_BY(mu_);
+  // are destroyed before the pool and the devices they use.
+  absl::flat_hash_map<std::string, std::shared_ptr<const StepPlan>> plans_ ABSL_GUARDED_BY(mu_);
 };
+
+int LocalCpuCount(const SessionOptions& options) {
+  auto it = options.device_count.find("CPU");
+  return it == options.device_count.end() ? 1 : std::max(1, it->second);
+}
+
+DirectSession::DirectSession(const SessionOptions& options)
+    : options_(options),
+      device_set_(DeviceSet::Local(LocalCpuCount(options))),
+      // No spinning: an idle session must not burn the CPU.
+      inter_op_pool_(std::make_unique<Eigen::ThreadPool>(
+          options.inter_op_threads > 0
+              ? options.inter_op_threads
+              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
+          /*allow_spinning=*/false)) {
+  auto threads = std::make_shared<CpuThreads>(options.intra_op_threads);
+  for (const std::string& name : device_set_.names()) {
+    devices_.push_back(std::make_unique<CpuDevice>(threads, name));
+  }
+}
 
 absl::Status DirectSession::Extend(const GraphDef& graph) {
   absl::MutexLock lock(&mu_);
@@ -257,40 +272,35 @@ absl::Status DirectSession::Extend(const GraphDef& graph) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<const Executor>> DirectSession::GetExecutor(
-    const RunSignature& sig) {
+absl::StatusOr<std::shared_ptr<const StepPlan>> DirectSession::GetPlan(const RunSignature& sig) {
   {
     absl::ReaderMutexLock lock(&mu_);
-    if (auto it = executors_.find(sig.key); it != executors_.end()) return it->second;
+    if (auto it = plans_.find(sig.key); it != plans_.end()) return it->second;
   }
   // Built under the lock so that concurrent first runs of one signature
   // build (and log) it once.
   absl::MutexLock lock(&mu_);
-  if (auto it = executors_.find(sig.key); it != executors_.end()) return it->second;
-  ASSIGN_OR_RETURN(std::vector<const Node*> nodes, Prune(*graph_, sig));
-  Executor::Params params;
+  if (auto it = plans_.find(sig.key); it != plans_.end()) return it->second;
+  StepPlanParams params;
   params.graph = graph_.get();
-  params.nodes = std::move(nodes);
+  ASSIGN_OR_RETURN(params.nodes, Prune(*graph_, sig));
   params.feeds = sig.feeds;
   params.fetches = sig.fetches;
-  params.device = device_.get();
+  params.device_set = &device_set_;
+  for (const auto& device : devices_) params.devices.push_back(device.get());
+  params.placer.allow_soft_placement = options_.allow_soft_placement;
+  params.placer.default_device = device_set_.names()[0];
+  params.placer.kernels = options_.kernel_registry;
   params.registry = options_.kernel_registry;
   params.inter_op_pool = inter_op_pool_.get();
   params.parallel_nodes = options_.inter_op_threads != 1;
-  ASSIGN_OR_RETURN(std::unique_ptr<Executor> executor, Executor::Create(params));
-  if (options_.log_device_placement) LogPlacement(*executor);
-  std::shared_ptr<const Executor> shared = std::move(executor);
-  executors_.emplace(sig.key, shared);
-  return shared;
-}
-
-void DirectSession::LogPlacement(const Executor& executor) const {
-  std::FILE* out = options_.placement_log != nullptr ? options_.placement_log : stderr;
-  for (int i = 0; i < executor.num_nodes(); ++i) {
-    const NodeDef& def = executor.node_def(i);
-    std::fprintf(out, "%s: (%s): %s\n", def.name().c_str(), def.op().c_str(), kLocalCpuDeviceName);
+  if (options_.log_device_placement) {
+    params.placement_log = options_.placement_log != nullptr ? options_.placement_log : stderr;
   }
-  std::fflush(out);
+  ASSIGN_OR_RETURN(std::unique_ptr<StepPlan> plan, StepPlan::Create(params));
+  std::shared_ptr<const StepPlan> shared = std::move(plan);
+  plans_.emplace(sig.key, shared);
+  return shared;
 }
 
 absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
@@ -303,18 +313,18 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
     if (closed_) return absl::CancelledError("Session has been closed.");
     ASSIGN_OR_RETURN(sig, ResolveNames(*graph_, feeds, fetches, targets));
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const Executor> executor, GetExecutor(sig));
+  ASSIGN_OR_RETURN(std::shared_ptr<const StepPlan> plan, GetPlan(sig));
 
   std::vector<Tensor> feed_values;
   feed_values.reserve(feeds.size());
   for (int i : sig.feed_order) feed_values.push_back(feeds[i].second);
   std::vector<NodeExecStats> stats;
-  Executor::Args args;
+  StepPlan::Args args;
   args.step_id = next_step_id_.fetch_add(1, std::memory_order_relaxed);  // Just unique.
   args.feeds = feed_values;
   args.stats = options.trace && metadata != nullptr ? &stats : nullptr;
   std::vector<Tensor> fetched;
-  RETURN_IF_ERROR(RunStep(*executor, options, args, &fetched));
+  RETURN_IF_ERROR(RunStep(*plan, options, args, &fetched));
   if (args.stats != nullptr) metadata->step_stats = std::move(stats);
 
   std::vector<Tensor> outputs;
@@ -323,16 +333,16 @@ absl::StatusOr<std::vector<Tensor>> DirectSession::Run(
   return outputs;
 }
 
-absl::Status DirectSession::RunStep(const Executor& executor, const RunOptions& options,
-                                    const Executor::Args& args, std::vector<Tensor>* fetched) {
-  if (options.timeout_in_ms <= 0) return executor.Run(args, fetched);
+absl::Status DirectSession::RunStep(const StepPlan& plan, const RunOptions& options,
+                                    const StepPlan::Args& args, std::vector<Tensor>* fetched) {
+  if (options.timeout_in_ms <= 0) return plan.Run(args, fetched);
   // With a deadline the step runs on the pool while this thread keeps time.
   StepCancellation cancellation;
-  Executor::Args timed = args;
+  StepPlan::Args timed = args;
   timed.cancellation = &cancellation;
   absl::Notification finished;
   absl::Status result;
-  executor.RunAsync(timed, fetched, [&](absl::Status status) {
+  plan.RunAsync(timed, fetched, [&](absl::Status status) {
     result = std::move(status);
     finished.Notify();
   });
@@ -351,10 +361,27 @@ absl::Status DirectSession::Close() {
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::OkStatus();
   closed_ = true;
-  executors_.clear();
+  plans_.clear();
   inter_op_pool_.reset();
-  // Variables live in the device's ResourceMgr.
-  device_.reset();
+  // Variables live in the devices' ResourceMgrs.
+  devices_.clear();
+  return absl::OkStatus();
+}
+
+// TensorFlow's device_count: a count per type. Local sessions make CPU
+// devices (at least one); GPU counts are upper bounds, and no local GPU
+// device exists yet, so any GPU count is accepted.
+absl::Status ValidateDeviceCount(const std::map<std::string, int>& device_count) {
+  for (const auto& [type, count] : device_count) {
+    if (type != "CPU" && type != "GPU") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "SessionOptions.device_count names device type '%s'; known types are CPU and GPU", type));
+    }
+    if (count < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "SessionOptions.device_count[\"%s\"] is %d; counts cannot be negative", type, count));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -362,6 +389,7 @@ absl::Status DirectSession::Close() {
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
                                                     const GraphDef& graph) {
+  RETURN_IF_ERROR(ValidateDeviceCount(options.device_count));
   auto session = std::make_unique<DirectSession>(options);
   RETURN_IF_ERROR(session->Extend(graph));
   return std::unique_ptr<Session>(std::move(session));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -26,8 +27,16 @@ struct SessionOptions {
   // that called Run.
   int inter_op_threads = 0;
   int intra_op_threads = 0;
+  // Local devices by type: {"CPU", 2} gives /device:CPU:0 and /device:CPU:1
+  // (sharing the intra-op pool), so that a graph placed on both runs
+  // partitioned, with _Send/_Recv between them. Absent types: one CPU.
+  std::map<std::string, int> device_count;
+  // Requests for devices that do not exist (or lack a kernel) fall back to
+  // one that does, instead of failing (PlacerOptions).
+  bool allow_soft_placement = false;
   // Prints one line per node when its executor is built:
-  // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0".
+  // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0", then a
+  // summary per device.
   bool log_device_placement = false;
   // Where placement lines go; nullptr means stderr.
   std::FILE* placement_log = nullptr;
@@ -89,7 +98,7 @@ class Session {
 // A session over the standard ops and kernels holding `graph` (may be
 // empty). Fails with the import error when `graph` is invalid.
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
-                                                   const GraphDef& graph = GraphDef());
+                                                    const GraphDef& graph = GraphDef());
 
 }  // namespace rill
 

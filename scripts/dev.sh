@@ -38,6 +38,15 @@ case "$mode" in
     echo "== matmul_devices: a random matrix times its transpose on /cpu:0"
     build/examples/matmul_devices cpu 1500 2>/dev/null
     echo
+    echo "== in-graph replication: A^10 + B^10 on /cpu:0 and /cpu:1, then two towers"
+    build/examples/in_graph_replication --size 1000 --power 10
+    echo
+    echo "== rill place: the regression graph for 2 ps tasks and a worker"
+    build/cli/rill place ../shared/testdata/tf_graphs/rust_regression_ckpt.pb \
+      --cluster 'ps=127.0.0.1:2222,127.0.0.1:2223;worker=127.0.0.1:2224' \
+      --replica-device-setter --partition |
+      grep -E '\((VariableV2|Assign|ApplyGradientDescent)\)|nodes, |(send|recv) (w|b)[:/]'
+    echo
     echo "== the seed MNIST model built with the C++ API"
     build/examples/mnist_model_graph
     echo

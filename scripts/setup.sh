@@ -9,7 +9,7 @@ packages=(
   libzmq3-dev cppzmq-dev
   libeigen3-dev libfmt-dev libabsl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev dataset-fashion-mnist
+  libdnnl-dev dataset-fashion-mnist graphviz
 )
 
 missing=()

@@ -73,17 +73,24 @@ class RunCommand : public ::testing::Test {
 
 // The regression example's users feed 100 points x in [-1, 1) with
 // y = 0.1 x + 0.3, run `init` once and `train` 201 times.
+Tensor RegressionXs() {
+  std::vector<float> x(100);
+  for (int i = 0; i < 100; ++i) x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
+  return Tensor::FromVector<float>(x, {100});
+}
+
+Tensor RegressionYs() {
+  const Tensor x = RegressionXs();
+  std::vector<float> y(100);
+  for (int i = 0; i < 100; ++i) y[i] = 0.1f * x.data<float>()[i] + 0.3f;
+  return Tensor::FromVector<float>(y, {100});
+}
+
 TEST_F(RunCommand, TrainsTheRegressionGraph) {
-  std::vector<float> x(100), y(100);
-  for (int i = 0; i < 100; ++i) {
-    x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
-    y[i] = 0.1f * x[i] + 0.3f;
-  }
   const RunResult r =
-      RunRill({GraphPath("rust_regression.pb"), "--feed",
-               "x=" + Npy("x.npy", Tensor::FromVector<float>(x, {100})), "--feed",
-               "y=" + Npy("y.npy", Tensor::FromVector<float>(y, {100})), "--init", "init",
-               "--target", "train", "--steps", "201", "--fetch", "w", "--fetch", "b", "--json"});
+      RunRill({GraphPath("rust_regression.pb"), "--feed", "x=" + Npy("x.npy", RegressionXs()),
+               "--feed", "y=" + Npy("y.npy", RegressionYs()), "--init", "init", "--target", "train",
+               "--steps", "201", "--fetch", "w", "--fetch", "b", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Lines(r.out), 1) << r.out;
   const std::optional<Tensor> w = JsonFetch(r.out, "w");
@@ -93,6 +100,68 @@ TEST_F(RunCommand, TrainsTheRegressionGraph) {
   ASSERT_EQ(b->shape(), TensorShape({1}));
   EXPECT_NEAR(w->data<float>()[0], 0.1, 1e-3) << r.out;
   EXPECT_NEAR(b->data<float>()[0], 0.3, 1e-3) << r.out;
+}
+
+// Issue 4's rule: spreading the graph over local devices (variables on
+// CPU:1 by the replica device setter, the rest on CPU:0) gives the same
+// numbers as one device.
+TEST_F(RunCommand, TwoLocalDevicesTrainTheSameWeightsAsOne) {
+  std::vector<std::string> args = {GraphPath("rust_regression_ckpt.pb"),
+                                   "--feed",
+                                   "x=" + Npy("x.npy", RegressionXs()),
+                                   "--feed",
+                                   "y=" + Npy("y.npy", RegressionYs()),
+                                   "--init",
+                                   "init",
+                                   "--target",
+                                   "train",
+                                   "--steps",
+                                   "201",
+                                   "--fetch",
+                                   "w",
+                                   "--fetch",
+                                   "b",
+                                   "--json"};
+  const RunResult one = RunRill(args);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  args.insert(args.end(),
+              {"--device_count", "CPU=2", "--replica-device-setter", "--log_device_placement"});
+  const RunResult two = RunRill(args);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_EQ(two.out, one.out);
+  const std::optional<Tensor> w = JsonFetch(two.out, "w");
+  ASSERT_TRUE(w.has_value()) << two.out;
+  EXPECT_NEAR(w->data<float>()[0], 0.1, 1e-3);
+  const std::string device = "/job:localhost/replica:0/task:0/device:CPU:";
+  EXPECT_THAT(two.err, HasSubstr("\nw: (VariableV2): " + device + "1\n"));
+  EXPECT_THAT(two.err, HasSubstr("\ntrain/update_w/ApplyGradientDescent: (ApplyGradientDescent): " +
+                                 device + "1\n"));
+  EXPECT_THAT(two.err, HasSubstr("\ngradients/mul_grad/Mul: (Mul): " + device + "0\n"));
+  EXPECT_THAT(two.err, HasSubstr(device + "1: 6 nodes, 8 B of variables, 4 send, 3 recv\n"));
+}
+
+// A TensorFlow graph that names /device:CPU:1 needs a second device, or
+// soft placement.
+TEST_F(RunCommand, DevicesTheGraphNamesMustExistUnlessSoftPlacement) {
+  const std::vector<std::string> args = {GraphPath("partial_device_names.pbtxt"),
+                                         "--feed",
+                                         "input0=3",
+                                         "--feed",
+                                         "input1=4",
+                                         "--fetch",
+                                         "Sub"};
+  const RunResult missing = RunRill(args);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("Cannot assign a device for operation 'Sub'"));
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--device_count", "CPU=2"},
+        std::vector<std::string>{"--allow_soft_placement"}}) {
+    std::vector<std::string> with = args;
+    with.insert(with.end(), extra.begin(), extra.end());
+    const RunResult r = RunRill(with);
+    ASSERT_EQ(r.exit_code, 0) << extra[0] << ": " << r.err;
+    EXPECT_EQ(r.out, "Sub: int32 [] = -42\n");  // (3 + 4) - (3 + 4)^2
+  }
 }
 
 TEST_F(RunCommand, FeedsJsonLiterals) {
@@ -201,6 +270,11 @@ TEST_F(RunCommand, UsageErrorsExitTwo) {
       {{graph, "--fetch", "z", "--bogus"}, "unknown option '--bogus'"},
       {{"--fetch", "z"}, "missing GRAPH"},
       {{graph}, "nothing to run"},
+      {{graph, "--fetch", "z", "--device_count", "CPU=0"}, "--device_count 'CPU=0'"},
+      {{graph, "--fetch", "z", "--device_count", "GPU=1"}, "--device_count 'GPU=1'"},
+      {{graph, "--fetch", "z", "--ps-strategy", "greedy"}, "--ps-strategy needs"},
+      {{graph, "--fetch", "z", "--replica-device-setter", "--ps-strategy", "x"},
+       "unknown ps strategy 'x'"},
   };
   for (const auto& [args, message] : cases) {
     const RunResult r = RunRill(args);

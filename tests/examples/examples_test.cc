@@ -56,6 +56,23 @@ TEST(MatMulDevices, RejectsBadArguments) {
   EXPECT_EQ(RunExample("matmul_devices", {"cpu", "-3"}).exit_code, 2);
 }
 
+// The equivalence rule on the example: the graph spread over /cpu:0 and
+// /cpu:1 (and the towers with averaged gradients) equals one device.
+TEST(InGraphReplication, TwoDevicesAgreeWithOne) {
+  const auto run = RunExample("in_graph_replication", {"--size", "96", "--power", "4"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(ResultValue(run.out, "devices"), 2.0) << run.out;
+  EXPECT_LE(ResultValue(run.out, "matpow_rel_diff"), 1e-5) << run.out;
+  EXPECT_LE(ResultValue(run.out, "predictions_rel_diff"), 1e-5) << run.out;
+  EXPECT_LE(ResultValue(run.out, "grads_rel_diff"), 1e-5) << run.out;
+}
+
+TEST(InGraphReplication, RejectsBadArguments) {
+  EXPECT_EQ(RunExample("in_graph_replication", {"--size", "0"}).exit_code, 2);
+  EXPECT_EQ(RunExample("in_graph_replication", {"--power"}).exit_code, 2);
+  EXPECT_EQ(RunExample("in_graph_replication", {"--bogus", "3"}).exit_code, 2);
+}
+
 TEST(FashionMnistMlp, ReachesTestAccuracyAfterFiveEpochs) {
   if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
     GTEST_SKIP() << "dataset-fashion-mnist is not installed";

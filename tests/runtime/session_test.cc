@@ -21,10 +21,11 @@ namespace {
 using ::rill::testing::Failing;
 using ::rill::testing::FloatConst;
 using ::rill::testing::IsOkAndHolds;
+using ::rill::testing::slow_saw_cancellation;
 using ::rill::testing::StatusIs;
 using ::rill::testing::UntilCancelled;
 using ::rill::testing::Values;
-using ::rill::testing::slow_saw_cancellation;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
@@ -356,17 +357,29 @@ TEST(Session, LogsPlacementOncePerExecutor) {
   ASSERT_OK(session->Run({}, {"n"}));
   EXPECT_THAT(ReadLines(log),
               ElementsAre("a: (Const): /job:localhost/replica:0/task:0/device:CPU:0",
-                          "n: (Neg): /job:localhost/replica:0/task:0/device:CPU:0"));
+                          "n: (Neg): /job:localhost/replica:0/task:0/device:CPU:0",
+                          "/job:localhost/replica:0/task:0/device:CPU:0: 2 nodes, 0 B of "
+                          "variables, 0 send, 0 recv"));
   // Another signature builds (and logs) another executor.
   std::fseek(log, 0, SEEK_END);
   ASSERT_OK(session->Run({}, {"other", "n"}));
-  EXPECT_THAT(ReadLines(log), SizeIs(5));
+  EXPECT_THAT(ReadLines(log), SizeIs(7));
   std::fclose(log);
 }
 
-TEST(Session, RequestedDevicesStillRunOnTheLocalCpu) {
+TEST(Session, RequestsForMissingDevicesAreErrorsWithoutSoftPlacement) {
   const Scope root = ops::NewRootScope();
-  const Output a = FloatConst(root.WithOpName("a").WithDevice("/job:ps/task:0"), {1}, {1});
+  const Output a = FloatConst(root.WithOpName("a").WithDevice("/gpu:0"), {1}, {1});
+  ops::Neg(root.WithOpName("b"), a);
+  auto session = MakeSession(root);
+  EXPECT_THAT(session->Run({}, {"b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("'a'"), HasSubstr("GPU:0"), HasSubstr("CPU:0"))));
+}
+
+TEST(Session, SoftPlacementRunsMissingDevicesOnTheLocalCpu) {
+  const Scope root = ops::NewRootScope();
+  const Output a = FloatConst(root.WithOpName("a").WithDevice("/job:localhost/task:0"), {1}, {1});
   const Output b = ops::Neg(root.WithOpName("b").WithDevice("/gpu:0"), a);
   ops::Neg(root.WithOpName("c").WithDevice("/device:CPU:0"), b);
   std::FILE* log = std::tmpfile();
@@ -374,13 +387,15 @@ TEST(Session, RequestedDevicesStillRunOnTheLocalCpu) {
   SessionOptions options;
   options.log_device_placement = true;
   options.placement_log = log;
+  options.allow_soft_placement = true;
   auto session = MakeSession(root, options);
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"c"}));
   EXPECT_EQ(out[0].data<float>()[0], 1);
-  EXPECT_THAT(ReadLines(log),
-              ElementsAre("a: (Const): /job:localhost/replica:0/task:0/device:CPU:0",
-                          "b: (Neg): /job:localhost/replica:0/task:0/device:CPU:0",
-                          "c: (Neg): /job:localhost/replica:0/task:0/device:CPU:0"));
+  EXPECT_THAT(
+      ReadLines(log),
+      ElementsAre("a: (Const): /job:localhost/replica:0/task:0/device:CPU:0",
+                  "b: (Neg): /job:localhost/replica:0/task:0/device:CPU:0",
+                  "c: (Neg): /job:localhost/replica:0/task:0/device:CPU:0", HasSubstr("3 nodes")));
   std::fclose(log);
 }
 

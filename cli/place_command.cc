@@ -1,0 +1,295 @@
+// `rill place GRAPH`: shows where each node of a saved graph would run, in
+// this process or on a cluster, and with --partition what crosses devices.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "fmt/core.h"
+#include "graph/graph.h"
+#include "graph/graph_io.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "ops/registry.h"
+#include "placement/device_set.h"
+#include "placement/partitioner.h"
+#include "placement/placement_report.h"
+#include "placement/placer.h"
+#include "placement/replica_device_setter.h"
+
+namespace rill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: rill place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
+    "                  [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
+    "                  [--allow-soft-placement] [--explain] [--partition] [--dot FILE]\n";
+
+constexpr char kLocalDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+using Cluster = std::map<std::string, std::vector<std::string>>;  // job -> addresses
+
+struct PlaceFlags {
+  std::string graph_path;
+  Cluster cluster;  // Empty: this process.
+  bool replica_device_setter = false;
+  PsStrategy ps_strategy = PsStrategy::kRoundRobin;
+  bool allow_soft_placement = false;
+  bool explain = false;
+  bool partition = false;
+  std::optional<std::string> dot_path;
+};
+
+bool IsValidJobName(const std::string& job) {
+  if (job.empty() || !std::isalpha(static_cast<unsigned char>(job[0]))) return false;
+  return std::all_of(job.begin(), job.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool IsValidAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  const std::string host = address.substr(0, colon);
+  if (std::any_of(host.begin(), host.end(),
+                  [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
+    return false;
+  }
+  const char* begin = address.data() + colon + 1;
+  const char* end = address.data() + address.size();
+  int port = 0;
+  const auto [stop, ec] = std::from_chars(begin, end, port);
+  return begin != end && ec == std::errc() && stop == end && port >= 1 && port <= 65535;
+}
+
+// Every piece, empty ones included ("a,,b" -> a, "", b).
+std::vector<std::string> Split(const std::string& text, char separator) {
+  std::vector<std::string> pieces;
+  size_t begin = 0;
+  for (size_t end; (end = text.find(separator, begin)) != std::string::npos; begin = end + 1) {
+    pieces.push_back(text.substr(begin, end - begin));
+  }
+  pieces.push_back(text.substr(begin));
+  return pieces;
+}
+
+// "ps=h:1,h:2;worker=h:3" -> {ps: [h:1, h:2], worker: [h:3]}.
+absl::StatusOr<Cluster> ParseCluster(const std::string& text) {
+  const auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError(fmt::format("--cluster '{}': {}", text, what));
+  };
+  Cluster cluster;
+  for (const std::string& entry : Split(text, ';')) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos) {
+      return fail(fmt::format("job entry '{}' is not JOB=HOST:PORT[,HOST:PORT...]", entry));
+    }
+    const std::string job = entry.substr(0, eq);
+    if (!IsValidJobName(job)) return fail(fmt::format("bad job name '{}'", job));
+    if (cluster.count(job) > 0) return fail(fmt::format("job '{}' is given twice", job));
+    std::vector<std::string>& addresses = cluster[job];
+    for (const std::string& address : Split(entry.substr(eq + 1), ',')) {
+      if (!IsValidAddress(address)) {
+        return fail(fmt::format("bad address '{}' in job '{}': expected HOST:PORT, port 1-65535",
+                                address, job));
+      }
+      addresses.push_back(address);
+    }
+  }
+  return cluster;
+}
+
+absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args) {
+  ASSIGN_OR_RETURN(
+      const ParsedArgs parsed,
+      ParseArgs(args, {"cluster", "ps-strategy", "dot"},
+                {"replica-device-setter", "allow-soft-placement", "explain", "partition"}));
+  if (parsed.positional.size() != 1) {
+    return absl::InvalidArgumentError(parsed.positional.empty()
+                                          ? "missing GRAPH"
+                                          : "expected one GRAPH, got " +
+                                                std::to_string(parsed.positional.size()));
+  }
+  PlaceFlags flags;
+  flags.graph_path = parsed.positional[0];
+  if (const auto cluster = parsed.Value("cluster")) {
+    ASSIGN_OR_RETURN(flags.cluster, ParseCluster(*cluster));
+  }
+  flags.replica_device_setter = parsed.Has("replica-device-setter");
+  if (const auto strategy = parsed.Value("ps-strategy")) {
+    if (!flags.replica_device_setter) {
+      return absl::InvalidArgumentError("--ps-strategy needs --replica-device-setter");
+    }
+    auto parsed_strategy = ParsePsStrategy(*strategy);
+    if (!parsed_strategy.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--ps-strategy: {}", std::string(parsed_strategy.status().message())));
+    }
+    flags.ps_strategy = *parsed_strategy;
+  }
+  if (flags.replica_device_setter && flags.cluster.count("ps") == 0) {
+    return absl::InvalidArgumentError("--replica-device-setter needs a --cluster with a ps job");
+  }
+  flags.allow_soft_placement = parsed.Has("allow-soft-placement");
+  flags.explain = parsed.Has("explain");
+  flags.partition = parsed.Has("partition");
+  flags.dot_path = parsed.Value("dot");
+  return flags;
+}
+
+// Where the client runs, and so where unrequested nodes go: task 0 of the
+// worker job, else of the first job that is not ps, else of ps.
+std::string ClientDevice(const Cluster& cluster) {
+  if (cluster.empty()) return kLocalDevice;
+  std::string job = cluster.begin()->first;
+  if (cluster.count("worker") > 0) {
+    job = "worker";
+  } else {
+    for (const auto& [name, addresses] : cluster) {
+      if (name != "ps") {
+        job = name;
+        break;
+      }
+    }
+  }
+  return "/job:" + job + "/task:0";
+}
+
+absl::StatusOr<DeviceSet> Devices(const Cluster& cluster) {
+  if (cluster.empty()) return DeviceSet::Local(1);
+  std::map<std::string, int> tasks_per_job;
+  for (const auto& [job, addresses] : cluster) {
+    tasks_per_job[job] = static_cast<int>(addresses.size());
+  }
+  return DeviceSet::ForCluster(tasks_per_job);
+}
+
+// What a _Send carries, as the user knows it: "w/read:0", or "^w" for the
+// dummy the partitioner sends after `w` for a control edge.
+std::string SentTensor(const NodeDef& send, const GraphDef& partition) {
+  if (send.input_size() == 0) return "?";
+  const absl::StatusOr<TensorId> input = ParseTensorName(send.input(0));
+  if (!input.ok()) return send.input(0);
+  for (const NodeDef& node : partition.node()) {
+    if (node.name() != input->node) continue;
+    if (node.op() == "Const" && node.input_size() == 1 && node.input(0).starts_with("^") &&
+        node.name().starts_with(node.input(0).substr(1) + "/_")) {
+      return node.input(0);
+    }
+    break;
+  }
+  return fmt::format("{}:{}", input->node, input->index);
+}
+
+std::string StringAttr(const NodeDef& node, const char* name) {
+  const absl::StatusOr<std::string> value = GetStringAttr(node, name);
+  return value.ok() ? *value : "?";
+}
+
+// Per partition, one line per _Send and _Recv:
+//   send w/read:0 -> /job:worker/replica:0/task:0/device:CPU:0 (edge_3_w/read)
+//   recv w/read:0 <- /job:ps/replica:0/task:0/device:CPU:0 (edge_3_w/read)
+std::string Transfers(const std::map<std::string, GraphDef>& partitions) {
+  using Key = std::tuple<std::string, std::string, std::string>;
+  const auto key_of = [](const NodeDef& node) {
+    return Key{StringAttr(node, "send_device"), StringAttr(node, "recv_device"),
+               StringAttr(node, "tensor_name")};
+  };
+  std::map<Key, std::string> sent;
+  for (const auto& [device, def] : partitions) {
+    for (const NodeDef& node : def.node()) {
+      if (node.op() == "_Send") sent[key_of(node)] = SentTensor(node, def);
+    }
+  }
+  std::string out;
+  for (const auto& [device, def] : partitions) {
+    std::string lines;
+    for (const NodeDef& node : def.node()) {
+      if (node.op() == "_Send") {
+        lines += fmt::format("  send {} -> {} ({})\n", sent[key_of(node)],
+                             StringAttr(node, "recv_device"), StringAttr(node, "tensor_name"));
+      } else if (node.op() == "_Recv") {
+        const auto it = sent.find(key_of(node));
+        lines += fmt::format("  recv {} <- {} ({})\n", it == sent.end() ? "?" : it->second,
+                             StringAttr(node, "send_device"), StringAttr(node, "tensor_name"));
+      }
+    }
+    if (!lines.empty()) out += fmt::format("\n{}:\n{}", device, lines);
+  }
+  return out.empty() ? "\nno tensor crosses devices\n" : out;
+}
+
+absl::Status Place(const PlaceFlags& flags) {
+  ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(flags.graph_path));
+  ASSIGN_OR_RETURN(const DeviceSet devices, Devices(flags.cluster));
+  const std::string client = ClientDevice(flags.cluster);
+  if (flags.replica_device_setter) {
+    ReplicaDeviceSetterOptions options;
+    for (size_t task = 0; task < flags.cluster.at("ps").size(); ++task) {
+      options.ps_devices.push_back(fmt::format("/job:ps/task:{}", task));
+    }
+    options.worker_device = client;
+    options.strategy = flags.ps_strategy;
+    RETURN_IF_ERROR(ApplyReplicaDeviceSetter(options, &def));
+  }
+  auto graph = ImportGraphDef(def, StandardOps());
+  if (!graph.ok()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {}", flags.graph_path, std::string(graph.status().message())));
+  }
+  PlacerOptions placer_options;
+  placer_options.allow_soft_placement = flags.allow_soft_placement;
+  placer_options.default_device = client;
+  ASSIGN_OR_RETURN(const Placement placement, PlaceGraph(**graph, devices, placer_options));
+  std::optional<std::map<std::string, GraphDef>> partitions;
+  if (flags.partition) {
+    ASSIGN_OR_RETURN(partitions, PartitionGraph(**graph, placement, {}));
+  }
+  const std::map<std::string, GraphDef>* shown = partitions ? &*partitions : nullptr;
+  if (flags.dot_path) {
+    std::ofstream file(*flags.dot_path);
+    file << PlacementDot(**graph, placement, shown);
+    file.close();
+    if (!file) return absl::PermissionDeniedError(fmt::format("cannot write {}", *flags.dot_path));
+  }
+  fmt::print(
+      "{}\n{}",
+      flags.explain ? PlacementExplanation(**graph, placement) : PlacementLog(**graph, placement),
+      PlacementSummary(**graph, placement, shown));
+  if (partitions) fmt::print("{}", Transfers(*partitions));
+  return absl::OkStatus();
+}
+
+// Status messages may span lines; the contract is one line.
+std::string OneLine(std::string_view message) {
+  std::string out(message);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  std::replace(out.begin(), out.end(), '\r', ' ');
+  return out;
+}
+
+}  // namespace
+
+int RunPlaceCommand(const std::vector<std::string>& args) {
+  auto flags = ParsePlaceFlags(args);
+  if (!flags.ok()) {
+    fmt::print(stderr, "rill place: {}\n{}", OneLine(std::string(flags.status().message())),
+               kUsage);
+    return 2;
+  }
+  if (const absl::Status status = Place(*flags); !status.ok()) {
+    fmt::print(stderr, "rill place: {}\n", OneLine(std::string(status.message())));
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace rill::cli

@@ -1,0 +1,66 @@
+// The placer: a pure function from a graph, the devices that exist and the
+// options to one device per node, each with the reason it was chosen.
+#ifndef RILL_PLACEMENT_PLACER_H_
+#define RILL_PLACEMENT_PLACER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "kernels/kernel_registry.h"
+#include "placement/device_set.h"
+
+namespace rill {
+
+struct PlacerOptions {
+  // A request naming a device type or id that does not exist (or has no
+  // kernel for the node) falls back to a device that does: GPU:N -> GPU:0
+  // -> CPU on the requested job/replica/task. Off: such requests fail.
+  bool allow_soft_placement = false;
+  // Where nodes go that request nothing (partial requests are completed
+  // from it): the client's device, e.g. "/job:worker/task:0" or
+  // "/job:localhost/replica:0/task:0/device:CPU:0". Empty: the set's first
+  // device.
+  std::string default_device;
+  // Which kernels exist per device type; null: StandardKernels(). An op
+  // with no kernel on any device type is placed by its request alone (the
+  // executor reports the missing kernel when it runs).
+  const KernelRegistry* kernels = nullptr;
+};
+
+struct NodePlacement {
+  std::string device;  // Full canonical name.
+  // One line for `rill place --explain`, e.g. "requested /job:ps/task:0",
+  // "colocated with 'w' (ref edge)", "soft placement: no GPU:1, took CPU:0",
+  // "no request: client default /job:worker/task:0".
+  std::string reason;
+};
+
+// Indexed by Node::id().
+struct Placement {
+  std::vector<NodePlacement> nodes;
+  const std::string& device(const Node& node) const { return nodes[node.id()].device; }
+};
+
+// Places every node of `graph`:
+//  1. colocation groups: nodes joined by reference or resource edges, and
+//     nodes whose `_class` attr lists "loc:@NAME", are placed as one;
+//  2. a group's requests (each node's requested device) are merged;
+//     incompatible requests fail naming both nodes and devices;
+//  3. the group goes to the first device matching the merged request whose
+//     type has a kernel for every member (soft placement and the default
+//     device as in PlacerOptions).
+// Errors are INVALID_ARGUMENT and start with "Cannot assign a device for
+// operation 'NAME': ", listing the available devices when none matches.
+absl::StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
+                                     const PlacerOptions& options);
+
+// The colocation group of every node (same value = same group), indexed by
+// Node::id(), built from rule 1 above. A `loc:@NAME` naming a node not in
+// the graph is ignored, as TensorFlow ignores it.
+std::vector<int> ColocationGroups(const Graph& graph);
+
+}  // namespace rill
+
+#endif  // RILL_PLACEMENT_PLACER_H_
