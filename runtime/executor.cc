@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <utility>
 
@@ -23,6 +24,56 @@ void StepCancellation::Cancel(absl::Status status) {
 absl::Status StepCancellation::status() const {
   absl::MutexLock lock(&mu_);
   return status_;
+}
+
+namespace {
+
+struct Continuation {
+  Eigen::ThreadPoolInterface* pool;
+  std::function<void()> run;
+};
+thread_local bool t_continuations_active = false;
+thread_local std::deque<Continuation> t_continuations;
+
+}  // namespace
+
+InlineContinuations::InlineContinuations() : outermost_(!t_continuations_active) {
+  t_continuations_active = true;
+}
+
+InlineContinuations::~InlineContinuations() {
+  if (!outermost_) return;
+  // What these run may queue more (a reply to this thread's partition), or
+  // hand the rest off.
+  while (!t_continuations.empty()) {
+    std::function<void()> run = std::move(t_continuations.front().run);
+    t_continuations.pop_front();
+    run();
+  }
+  t_continuations_active = false;
+}
+
+bool InlineContinuations::Defer(Eigen::ThreadPoolInterface* pool, std::function<void()> run) {
+  if (!t_continuations_active) return false;
+  t_continuations.push_back(Continuation{pool, std::move(run)});
+  return true;
+}
+
+bool InlineContinuations::AnyQueued() { return !t_continuations.empty(); }
+
+void InlineContinuations::HandOff() {
+  std::deque<Continuation> kept;
+  for (Continuation& c : t_continuations) {
+    if (c.pool == nullptr) {
+      kept.push_back(std::move(c));
+      continue;
+    }
+    c.pool->Schedule([run = std::move(c.run)] {
+      InlineContinuations scope;
+      run();
+    });
+  }
+  t_continuations = std::move(kept);
 }
 
 struct Executor::NodeItem {
@@ -131,11 +182,11 @@ absl::Status Executor::Build(const Params& params) {
     if (!fed.emplace(std::make_pair(feed.node->id(), feed.index), feeds_.size()).second) {
       return absl::InvalidArgumentError(absl::StrFormat("%s fed more than once", feed.ToString()));
     }
-    feeds_.push_back(Feed{params.feed_names.empty() ? feed.ToString()
-                                                    : params.feed_names[feeds_.size()],
-                          BaseType(feed.node->output_type(feed.index)),
-                          feed.node->output_shape(feed.index),
-                          {}});
+    feeds_.push_back(
+        Feed{params.feed_names.empty() ? feed.ToString() : params.feed_names[feeds_.size()],
+             BaseType(feed.node->output_type(feed.index)),
+             feed.node->output_shape(feed.index),
+             {}});
   }
 
   std::vector<const Node*> nodes = params.nodes;
@@ -340,23 +391,27 @@ Executor::Step* Executor::StartStep(const Args& args, std::vector<Tensor>* fetch
 }
 
 absl::Status Executor::Run(const Args& args, std::vector<Tensor>* fetched) const {
-  RETURN_IF_ERROR(CheckFeeds(args));
   absl::Notification finished;
   absl::Status result;
-  Step* step = StartStep(args, fetched, [&](absl::Status status) {
+  RunAsyncStartingHere(args, fetched, [&](absl::Status status) {
     result = std::move(status);
     finished.Notify();
   });
-  if (roots_.empty()) {
-    Finish(step);
-  } else {
-    Process(step, roots_);
-  }
   finished.WaitForNotification();
   return result;
 }
 
 void Executor::RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const {
+  Begin(args, fetched, std::move(done), /*on_this_thread=*/false);
+}
+
+void Executor::RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
+                                    DoneCallback done) const {
+  Begin(args, fetched, std::move(done), /*on_this_thread=*/true);
+}
+
+void Executor::Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
+                     bool on_this_thread) const {
   if (absl::Status status = CheckFeeds(args); !status.ok()) {
     done(std::move(status));
     return;
@@ -364,9 +419,24 @@ void Executor::RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCall
   Step* step = StartStep(args, fetched, std::move(done));
   if (roots_.empty()) {
     Finish(step);
-    return;
+  } else if (on_this_thread) {
+    InlineContinuations scope;
+    Process(step, roots_);
+  } else {
+    ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
   }
-  pool_->Schedule([this, step] { Process(step, roots_); });
+}
+
+void Executor::ProcessOnPool(Step* step, ReadyList first) const {
+  pool_->Schedule([this, step, first = std::move(first)] {
+    InlineContinuations scope;
+    Process(step, first);
+  });
+}
+
+bool Executor::MayRunLong(int32_t id) const {
+  const int64_t estimate = costs_[id].EstimateNanos();
+  return items_[id].expensive && (estimate == 0 || estimate >= kMinHandOffNanos);
 }
 
 void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
@@ -379,6 +449,8 @@ void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
     ready.pop_back();
     int num_ready = 0;
     if (!step->cancellation->cancelled()) {
+      // Work queued for this thread should not wait behind a long kernel.
+      if (InlineContinuations::AnyQueued() && MayRunLong(id)) InlineContinuations::HandOff();
       const NodeResult result = RunNode(step, id);
       if (result == NodeResult::kPending) {
         // Still outstanding: FinishAsync accounts for it.
@@ -407,12 +479,11 @@ void Executor::Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) cons
     // With nothing cheap left to do here, this thread runs the last
     // expensive node itself rather than going idle. A node not yet measured
     // (estimate 0) is assumed worth the hand-off.
-    const int64_t estimate = costs_[id].EstimateNanos();
-    if (pool_ == nullptr || !parallel_nodes_ || (estimate > 0 && estimate < kMinHandOffNanos) ||
+    if (pool_ == nullptr || !parallel_nodes_ || !MayRunLong(id) ||
         (j + 1 == expensive->size() && ready->empty())) {
       ready->push_back(id);
     } else {
-      pool_->Schedule([this, step, id] { Process(step, {&id, 1}); });
+      ProcessOnPool(step, ReadyList{id});
     }
   }
   expensive->clear();
@@ -444,8 +515,8 @@ Executor::NodeResult Executor::RunNode(Step* step, int32_t id) const {
     }
     if (!current.IsInitialized() && !item.allows_uninitialized_input) {
       Fail(step, item,
-           absl::FailedPreconditionError(absl::StrFormat(
-               "Attempting to use uninitialized value %s", items_[src].def->name())));
+           absl::FailedPreconditionError(absl::StrFormat("Attempting to use uninitialized value %s",
+                                                         items_[src].def->name())));
       return NodeResult::kFailed;
     }
     value = TensorValue{std::move(current)};
@@ -507,8 +578,7 @@ Executor::NodeResult Executor::RunNode(Step* step, int32_t id) const {
                                                                : NodeResult::kFailed;
 }
 
-bool Executor::FinishNode(Step* step, int32_t id, absl::Status status,
-                          int64_t start_micros) const {
+bool Executor::FinishNode(Step* step, int32_t id, absl::Status status, int64_t start_micros) const {
   const NodeItem& item = items_[id];
   TensorValue* inputs = step->inputs.data() + item.input_start;
   TensorValue* outputs = step->outputs.data() + item.output_start;
@@ -535,19 +605,20 @@ void Executor::FinishAsync(Step* step, int32_t id, bool ok) const {
   const int num_ready = ok ? Propagate(step, id, &ready, &expensive) : 0;
   const int delta = num_ready - 1;
   // Acq_rel: as in Process.
-  if (delta != 0 &&
-      step->outstanding.fetch_add(delta, std::memory_order_acq_rel) + delta == 0) {
+  if (delta != 0 && step->outstanding.fetch_add(delta, std::memory_order_acq_rel) + delta == 0) {
     Finish(step);
     return;
   }
   if (num_ready == 0) return;
   ready.insert(ready.end(), expensive.begin(), expensive.end());
   // The callback may run inside another node's Send, on another
-  // partition's thread: the readied nodes continue on the pool.
+  // partition's thread: the readied nodes continue once that thread is
+  // done with its own work, or on the pool.
+  if (InlineContinuations::Defer(pool_, [this, step, ready] { Process(step, ready); })) return;
   if (pool_ == nullptr) {
     Process(step, ready);
   } else {
-    pool_->Schedule([this, step, ready] { Process(step, ready); });
+    ProcessOnPool(step, std::move(ready));
   }
 }
 
@@ -575,8 +646,8 @@ bool Executor::FetchOutputs(Step* step, const NodeItem& item) const {
     }
     if (!snapshot.IsInitialized()) {
       Fail(step, item,
-           absl::FailedPreconditionError(absl::StrFormat(
-               "Attempting to use uninitialized value %s", item.def->name())));
+           absl::FailedPreconditionError(
+               absl::StrFormat("Attempting to use uninitialized value %s", item.def->name())));
       return false;
     }
     (*step->fetched)[fetch] = std::move(snapshot);

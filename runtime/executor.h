@@ -61,6 +61,30 @@ struct TensorEndpoint {
   std::string ToString() const { return node->name() + ":" + std::to_string(index); }
 };
 
+// While one is alive on a thread, nodes that another partition's _Send
+// readies from this thread (completing a receive) wait for this thread
+// instead of waking a pool thread: the outermost scope runs them when it
+// ends, and the thread hands them to the pool before it starts a kernel
+// that may run long. A wake costs tens of microseconds; a partitioned step
+// that ping-pongs between devices would pay it at every crossing.
+class InlineContinuations {
+ public:
+  InlineContinuations();
+  ~InlineContinuations();
+  InlineContinuations(const InlineContinuations&) = delete;
+  InlineContinuations& operator=(const InlineContinuations&) = delete;
+
+  // Queues `run` when a scope is alive on this thread; false otherwise.
+  // `pool` (may be null) is where it goes if handed off.
+  static bool Defer(Eigen::ThreadPoolInterface* pool, std::function<void()> run);
+  // Hands what is queued here to its pools.
+  static void HandOff();
+  static bool AnyQueued();
+
+ private:
+  bool outermost_;
+};
+
 // Thread safety: after Create, Run and RunAsync may be called concurrently
 // (each call is its own step).
 class Executor {
@@ -129,6 +153,13 @@ class Executor {
   // `args.cancellation`, `args.stats` and `fetched` must stay valid until
   // then. REQUIRES: Params::inter_op_pool was set.
   void RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
+  // As RunAsync, but the calling thread first runs every node it can (an
+  // async node waiting for another partition does not hold it); what
+  // becomes ready later continues on the pool. `done` may be called before
+  // this returns. Starting the partitions of a step this way, one after
+  // another, saves a thread wake per partition.
+  void RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
+                            DoneCallback done) const;
 
   // The nodes it runs, in a topological order.
   int num_nodes() const;
@@ -144,6 +175,8 @@ class Executor {
 
   absl::Status Build(const Params& params);
   absl::Status CheckFeeds(const Args& args) const;
+  void Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
+             bool on_this_thread) const;
   Step* StartStep(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   void Process(Step* step, absl::Span<const int32_t> first) const;
   // Runs a node's kernel; kPending: an async kernel finishes later, in
@@ -160,6 +193,10 @@ class Executor {
   // became ready and returns their number.
   int Propagate(Step* step, int32_t id, ReadyList* cheap, ReadyList* expensive) const;
   void Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) const;
+  // Processes `first` on a pool thread (in an InlineContinuations scope).
+  void ProcessOnPool(Step* step, ReadyList first) const;
+  // Not measured yet, or measured at kMinHandOffNanos or more.
+  bool MayRunLong(int32_t id) const;
   void Finish(Step* step) const;
   void RecordStats(Step* step, const NodeItem& item, int64_t start_micros) const;
 

@@ -184,16 +184,26 @@ absl::Status StepPlan::Run(const Args& args, std::vector<Tensor>* fetched) const
   }
   absl::Notification finished;
   absl::Status result;
-  RunAsync(args, fetched, [&](absl::Status status) {
-    result = std::move(status);
-    finished.Notify();
-  });
+  // This thread starts the partitions one after another (each runs until it
+  // waits for another), then sleeps until the step is done.
+  Begin(
+      args, fetched,
+      [&](absl::Status status) {
+        result = std::move(status);
+        finished.Notify();
+      },
+      /*on_this_thread=*/true);
   finished.WaitForNotification();
   return result;
 }
 
 void StepPlan::RunAsync(const Args& args, std::vector<Tensor>* fetched,
                         std::function<void(absl::Status)> done) const {
+  Begin(args, fetched, std::move(done), /*on_this_thread=*/false);
+}
+
+void StepPlan::Begin(const Args& args, std::vector<Tensor>* fetched,
+                     std::function<void(absl::Status)> done, bool on_this_thread) const {
   auto* state = new StepState();
   state->args = &args;
   state->stats = args.stats;
@@ -201,10 +211,10 @@ void StepPlan::RunAsync(const Args& args, std::vector<Tensor>* fetched,
   state->done = std::move(done);
   state->cancellation = args.cancellation != nullptr ? args.cancellation : &state->own_cancellation;
   if (partitions_.size() > 1) state->rendezvous.emplace();
-  Start(state);
+  Start(state, on_this_thread);
 }
 
-void StepPlan::Start(StepState* state) const {
+void StepPlan::Start(StepState* state, bool on_this_thread) const {
   const size_t n = partitions_.size();
   state->partition_fetched.resize(n);
   state->partition_feeds.resize(n);
@@ -246,10 +256,19 @@ void StepPlan::Start(StepState* state) const {
     delete state;
     done(std::move(result));
   };
+  // Receives completed while the partitions start wait until all have
+  // started.
+  std::optional<InlineContinuations> scope;
+  if (on_this_thread) scope.emplace();
+  // `state` may be gone once the last partition has started.
   for (size_t p = 0; p < n; ++p) {
-    partitions_[p].executor->RunAsync(
-        state->partition_args[p], &state->partition_fetched[p],
-        [partition_done](absl::Status status) { partition_done(std::move(status)); });
+    const Executor& executor = *partitions_[p].executor;
+    const auto done = [partition_done](absl::Status status) { partition_done(std::move(status)); };
+    if (on_this_thread) {
+      executor.RunAsyncStartingHere(state->partition_args[p], &state->partition_fetched[p], done);
+    } else {
+      executor.RunAsync(state->partition_args[p], &state->partition_fetched[p], done);
+    }
   }
 }
 

@@ -67,7 +67,9 @@ class StepPlan {
   };
   struct StepState;
 
-  void Start(StepState* state) const;
+  void Begin(const Args& args, std::vector<Tensor>* fetched, std::function<void(absl::Status)> done,
+             bool on_this_thread) const;
+  void Start(StepState* state, bool on_this_thread) const;
 
   std::vector<Partition> partitions_;
   int num_fetches_ = 0;

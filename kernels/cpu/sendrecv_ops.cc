@@ -29,9 +29,8 @@ absl::StatusOr<std::string> KeyFromAttrs(const NodeDef& node) {
 
 absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
   if (ctx.rendezvous() == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s needs a rendezvous: it runs only in a partitioned graph",
-                        ctx.node().op()));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s needs a rendezvous: it runs only in a partitioned graph", ctx.node().op()));
   }
   return ctx.rendezvous();
 }
@@ -70,22 +69,25 @@ class RecvOp final : public AsyncOpKernel {
       done(rendezvous.status());
       return;
     }
-    (*rendezvous)->RecvAsync(key_, [this, &ctx, done = std::move(done)](const absl::Status& status,
-                                                                         const Tensor& value) {
-      if (!status.ok()) {
-        done(status);
-        return;
-      }
-      if (value.dtype() != BaseType(output_type(0))) {
-        done(absl::InternalError(absl::StrFormat("received %s under '%s', expected %s",
-                                                 DataTypeString(value.dtype()), key_,
-                                                 DataTypeString(output_type(0)))));
-        return;
-      }
-      ctx.set_output(0, value);
-      done(absl::OkStatus());
-    });
+    (*rendezvous)
+        ->RecvAsync(key_, [this, &ctx, done = std::move(done)](const absl::Status& status,
+                                                               const Tensor& value) {
+          if (!status.ok()) {
+            done(status);
+            return;
+          }
+          if (value.dtype() != BaseType(output_type(0))) {
+            done(absl::InternalError(absl::StrFormat("received %s under '%s', expected %s",
+                                                     DataTypeString(value.dtype()), key_,
+                                                     DataTypeString(output_type(0)))));
+            return;
+          }
+          ctx.set_output(0, value);
+          done(absl::OkStatus());
+        });
   }
+  // It only registers a callback; waiting does not hold the thread.
+  bool IsExpensive() const override { return false; }
 
  private:
   const std::string key_;

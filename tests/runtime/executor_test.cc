@@ -17,8 +17,8 @@
 #include "kernels/registry.h"
 #include "kernels/resource_mgr.h"
 #include "ops/ops.h"
-#include "runtime/caching_allocator.h"
 #include "ops/registry.h"
+#include "runtime/caching_allocator.h"
 #include "runtime/device.h"
 #include "runtime/local_rendezvous.h"
 #include "tests/runtime/test_kernels.h"
@@ -29,11 +29,11 @@ namespace {
 
 using ::rill::testing::Failing;
 using ::rill::testing::FloatConst;
+using ::rill::testing::slow_saw_cancellation;
+using ::rill::testing::slow_started;
 using ::rill::testing::StatusIs;
 using ::rill::testing::UntilCancelled;
 using ::rill::testing::Values;
-using ::rill::testing::slow_saw_cancellation;
-using ::rill::testing::slow_started;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
@@ -142,6 +142,25 @@ class RecordingIntraOpThreads final : public OpKernel {
   }
 };
 
+// Log: waits (up to 10 s) until an Abs has run, then forwards its input.
+class WaitsForAbs final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    absl::MutexLock lock(&threads_mu);
+    if (!threads_mu.AwaitWithDeadline(
+            absl::Condition(
+                +[](std::set<std::thread::id>* threads) { return !threads->empty(); },
+                &abs_threads),
+            deadline)) {
+      return absl::DeadlineExceededError("no Abs ran while this kernel waited");
+    }
+    ctx.set_output(0, ctx.input(0));
+    return absl::OkStatus();
+  }
+};
+
 const KernelRegistry& TestKernels() {
   static const KernelRegistry* const registry = [] {
     auto* r = new KernelRegistry;
@@ -153,6 +172,7 @@ const KernelRegistry& TestKernels() {
     r->Register(KernelDef("Assign"), MakeKernel<TestAssign>);
     r->Register(KernelDef("Abs"), MakeKernel<RecordingThread>);
     r->Register(KernelDef("Exp"), MakeKernel<RecordingIntraOpThreads>);
+    r->Register(KernelDef("Log"), MakeKernel<WaitsForAbs>);
     RegisterStandardKernels(*r);
     return r;
   }();
@@ -447,8 +467,9 @@ TEST_F(ExecutorTest, NodesMeasuredAsQuickAreNotHandedToThePool) {
   const Output sum = EightAbsNodes();
   ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
   std::vector<Tensor> fetched;
-  // Unmeasured nodes may go to the pool; the first step measures them.
-  ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  // Unmeasured nodes may go to the pool; the first steps measure them
+  // (several, so that one run slowed by the machine is averaged away).
+  for (int step = 0; step < 8; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
   TakeAbsThreads();
   for (int step = 0; step < 3; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
   // Each Abs takes well under Executor::kMinHandOffNanos.
@@ -568,6 +589,104 @@ TEST_F(ExecutorTest, RecvGetsWhatAnotherExecutorSent) {
   EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(1, 4));
 }
 
+// A CutGraph whose receiver half ends in Abs (records its thread) and,
+// with `sender_waits`, whose sender half runs Log (waits for that Abs)
+// after its _Send.
+CutGraph MakeRecordingCutGraph(bool sender_waits) {
+  const CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+  GraphDef sender = cut.sender->ToGraphDef();
+  GraphDef receiver = cut.receiver->ToGraphDef();
+  for (NodeDef& node : *receiver.mutable_node()) {
+    if (node.name() == "y") node.set_op("Abs");
+  }
+  if (sender_waits) {
+    NodeDef* wait = sender.add_node();
+    wait->set_name("wait");
+    wait->set_op("Log");
+    wait->add_input("c");
+    wait->add_input("^c/_0");
+    (*wait->mutable_attr())["T"].set_type(DT_FLOAT);
+  }
+  CutGraph recording;
+  recording.sender = *ImportGraphDef(sender, StandardOps());
+  recording.receiver = *ImportGraphDef(receiver, StandardOps());
+  return recording;
+}
+
+// Both halves started on this thread inside one InlineContinuations scope:
+// the receiver waits, the sender's _Send completes its receive, and the
+// rest of the receiver runs on this thread when the scope ends.
+struct InlineCutStep {
+  bool received_before_scope_end = false;
+  absl::Status sender;
+  absl::Status receiver;
+  std::vector<Tensor> fetched;
+};
+
+InlineCutStep RunCutGraphInline(const CutGraph& cut, Device* device,
+                                Eigen::ThreadPoolInterface* pool) {
+  Executor::Params params;
+  params.device = device;
+  params.registry = &TestKernels();
+  params.inter_op_pool = pool;
+  params.graph = cut.receiver.get();
+  params.fetches = {{cut.receiver->FindNode("y"), 0}};
+  auto receiver = Executor::Create(params);
+  params.graph = cut.sender.get();
+  params.fetches = {};
+  auto sender = Executor::Create(params);
+  EXPECT_OK(receiver);
+  EXPECT_OK(sender);
+  InlineCutStep step;
+  if (!receiver.ok() || !sender.ok()) return step;
+  LocalRendezvous rendezvous;
+  Executor::Args args;
+  args.rendezvous = &rendezvous;
+  absl::Notification received;
+  absl::Notification sent;
+  std::vector<Tensor> nothing;
+  {
+    InlineContinuations scope;
+    (*receiver)->RunAsyncStartingHere(args, &step.fetched, [&](absl::Status status) {
+      step.receiver = std::move(status);
+      received.Notify();
+    });
+    (*sender)->RunAsyncStartingHere(args, &nothing, [&](absl::Status status) {
+      step.sender = std::move(status);
+      sent.Notify();
+    });
+    step.received_before_scope_end = received.HasBeenNotified();
+  }
+  received.WaitForNotification();
+  sent.WaitForNotification();
+  return step;
+}
+
+TEST_F(ExecutorTest, ReceiverContinuesOnTheSendingThreadWithoutAWake) {
+  TakeAbsThreads();
+  const InlineCutStep step =
+      RunCutGraphInline(MakeRecordingCutGraph(/*sender_waits=*/false), &device_, pool_.get());
+  ASSERT_OK(step.sender);
+  ASSERT_OK(step.receiver);
+  EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(1, 2));
+  // Queued until this thread had finished the sender's work.
+  EXPECT_FALSE(step.received_before_scope_end);
+  EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
+}
+
+TEST_F(ExecutorTest, QueuedReceiverIsHandedOffBeforeALongKernel) {
+  // The sender's Log waits for the receiver's Abs: were the receiver kept
+  // queued behind it on this thread, Log would time out.
+  TakeAbsThreads();
+  const InlineCutStep step =
+      RunCutGraphInline(MakeRecordingCutGraph(/*sender_waits=*/true), &device_, pool_.get());
+  ASSERT_OK(step.sender);
+  ASSERT_OK(step.receiver);
+  const std::set<std::thread::id> threads = TakeAbsThreads();
+  ASSERT_THAT(threads, SizeIs(1));
+  EXPECT_NE(*threads.begin(), std::this_thread::get_id());
+}
+
 TEST_F(ExecutorTest, SendAndRecvInOneStepOnOneThread) {
   // Both halves in one executor without a pool: whichever of _Recv and
   // _Send runs first, the step completes on the calling thread.
@@ -597,8 +716,8 @@ TEST_F(ExecutorTest, AFailingSenderAbortsTheWaitingReceiver) {
   ASSERT_OK_AND_ASSIGN(const CutStep step,
                        RunCutGraph(MakeCutGraph(/*fail_sender=*/true), &device_, pool_.get()));
   EXPECT_THAT(step.sender, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'boom'")));
-  EXPECT_THAT(step.receiver, StatusIs(absl::StatusCode::kDataLoss,
-                                      HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
+  EXPECT_THAT(step.receiver,
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
 }
 
 TEST_F(ExecutorTest, SendWithoutARendezvousFails) {
