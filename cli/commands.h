@@ -13,6 +13,7 @@ int RunGraphCommand(const std::vector<std::string>& args);
 int RunDevicesCommand(const std::vector<std::string>& args);
 int RunRunCommand(const std::vector<std::string>& args);
 int RunPlaceCommand(const std::vector<std::string>& args);
+int RunServerCommand(const std::vector<std::string>& args);
 
 }  // namespace rill::cli
 

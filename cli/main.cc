@@ -15,12 +15,18 @@ constexpr char kUsage[] =
     "summarize it, or convert it\n"
     "  run GRAPH [--feed NAME=FILE.npy|NAME=JSON]... [--init OP]... [--target OP]...\n"
     "      [--fetch TENSOR]... [--steps N] [--json] [--out DIR] [--log_device_placement]\n"
-    "      run a GraphDef in this process: feed, run targets N times, print fetches\n"
+    "      [--target zmq://HOST:PORT] [--device_count CPU=N] [--allow_soft_placement]\n"
+    "      [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
+    "      run a GraphDef in this process or on a cluster: feed, run targets N times,\n"
+    "      print fetches\n"
     "  place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
     "      [--replica-device-setter [--ps-strategy round_robin|greedy]] [--allow-soft-placement]\n"
     "      [--explain] [--partition] [--dot FILE]\n"
     "      show the device of every node, a summary per device and, with --partition,\n"
     "      the tensors sent between devices; --dot draws it for Graphviz\n"
+    "  server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...] --job_name=JOB\n"
+    "      --task_index=N [--bind HOST[:PORT]] [--no-ipc]   (or the cluster in TF_CONFIG)\n"
+    "      run one task of a cluster (a master and a worker) until SIGTERM or SIGINT\n"
     "  devices\n"
     "      list the devices this build can run on\n"
     "  help\n"
@@ -39,6 +45,7 @@ int main(int argc, char **argv) {
   if (command == "devices") return rill::cli::RunDevicesCommand(args);
   if (command == "run") return rill::cli::RunRunCommand(args);
   if (command == "place") return rill::cli::RunPlaceCommand(args);
+  if (command == "server") return rill::cli::RunServerCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -1,8 +1,6 @@
 // `rill place GRAPH`: shows where each node of a saved graph would run, in
 // this process or on a cluster, and with --partition what crosses devices.
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -24,6 +22,7 @@
 #include "placement/placement_report.h"
 #include "placement/placer.h"
 #include "placement/replica_device_setter.h"
+#include "runtime/cluster_spec.h"
 
 namespace rill::cli {
 namespace {
@@ -35,11 +34,9 @@ constexpr char kUsage[] =
 
 constexpr char kLocalDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
-using Cluster = std::map<std::string, std::vector<std::string>>;  // job -> addresses
-
 struct PlaceFlags {
   std::string graph_path;
-  Cluster cluster;  // Empty: this process.
+  ClusterSpec cluster;  // Empty: this process.
   bool replica_device_setter = false;
   PsStrategy ps_strategy = PsStrategy::kRoundRobin;
   bool allow_soft_placement = false;
@@ -47,65 +44,6 @@ struct PlaceFlags {
   bool partition = false;
   std::optional<std::string> dot_path;
 };
-
-bool IsValidJobName(const std::string& job) {
-  if (job.empty() || !std::isalpha(static_cast<unsigned char>(job[0]))) return false;
-  return std::all_of(job.begin(), job.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-bool IsValidAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  const std::string host = address.substr(0, colon);
-  if (std::any_of(host.begin(), host.end(),
-                  [](char c) { return std::isspace(static_cast<unsigned char>(c)); })) {
-    return false;
-  }
-  const char* begin = address.data() + colon + 1;
-  const char* end = address.data() + address.size();
-  int port = 0;
-  const auto [stop, ec] = std::from_chars(begin, end, port);
-  return begin != end && ec == std::errc() && stop == end && port >= 1 && port <= 65535;
-}
-
-// Every piece, empty ones included ("a,,b" -> a, "", b).
-std::vector<std::string> Split(const std::string& text, char separator) {
-  std::vector<std::string> pieces;
-  size_t begin = 0;
-  for (size_t end; (end = text.find(separator, begin)) != std::string::npos; begin = end + 1) {
-    pieces.push_back(text.substr(begin, end - begin));
-  }
-  pieces.push_back(text.substr(begin));
-  return pieces;
-}
-
-// "ps=h:1,h:2;worker=h:3" -> {ps: [h:1, h:2], worker: [h:3]}.
-absl::StatusOr<Cluster> ParseCluster(const std::string& text) {
-  const auto fail = [&](const std::string& what) {
-    return absl::InvalidArgumentError(fmt::format("--cluster '{}': {}", text, what));
-  };
-  Cluster cluster;
-  for (const std::string& entry : Split(text, ';')) {
-    const size_t eq = entry.find('=');
-    if (eq == std::string::npos) {
-      return fail(fmt::format("job entry '{}' is not JOB=HOST:PORT[,HOST:PORT...]", entry));
-    }
-    const std::string job = entry.substr(0, eq);
-    if (!IsValidJobName(job)) return fail(fmt::format("bad job name '{}'", job));
-    if (cluster.count(job) > 0) return fail(fmt::format("job '{}' is given twice", job));
-    std::vector<std::string>& addresses = cluster[job];
-    for (const std::string& address : Split(entry.substr(eq + 1), ',')) {
-      if (!IsValidAddress(address)) {
-        return fail(fmt::format("bad address '{}' in job '{}': expected HOST:PORT, port 1-65535",
-                                address, job));
-      }
-      addresses.push_back(address);
-    }
-  }
-  return cluster;
-}
 
 absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(
@@ -121,7 +59,21 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
   PlaceFlags flags;
   flags.graph_path = parsed.positional[0];
   if (const auto cluster = parsed.Value("cluster")) {
-    ASSIGN_OR_RETURN(flags.cluster, ParseCluster(*cluster));
+    auto spec = ClusterSpec::Parse(*cluster);
+    if (!spec.ok()) {
+      return absl::InvalidArgumentError(
+          fmt::format("--cluster '{}': {}", *cluster, std::string(spec.status().message())));
+    }
+    // The devices are built from task counts, which name tasks 0..N-1.
+    for (const std::string& job : spec->jobs()) {
+      const std::vector<int> tasks = spec->TaskIndices(job);
+      if (tasks.back() != static_cast<int>(tasks.size()) - 1) {
+        return absl::InvalidArgumentError(fmt::format(
+            "--cluster '{}': job '{}' lists only some tasks; rill place needs tasks 0..N-1",
+            *cluster, job));
+      }
+    }
+    flags.cluster = *std::move(spec);
   }
   flags.replica_device_setter = parsed.Has("replica-device-setter");
   if (const auto strategy = parsed.Value("ps-strategy")) {
@@ -135,7 +87,7 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
     }
     flags.ps_strategy = *parsed_strategy;
   }
-  if (flags.replica_device_setter && flags.cluster.count("ps") == 0) {
+  if (flags.replica_device_setter && !flags.cluster.HasJob("ps")) {
     return absl::InvalidArgumentError("--replica-device-setter needs a --cluster with a ps job");
   }
   flags.allow_soft_placement = parsed.Has("allow-soft-placement");
@@ -147,13 +99,14 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
 
 // Where the client runs, and so where unrequested nodes go: task 0 of the
 // worker job, else of the first job that is not ps, else of ps.
-std::string ClientDevice(const Cluster& cluster) {
+std::string ClientDevice(const ClusterSpec& cluster) {
   if (cluster.empty()) return kLocalDevice;
-  std::string job = cluster.begin()->first;
-  if (cluster.count("worker") > 0) {
+  const std::vector<std::string> jobs = cluster.jobs();
+  std::string job = jobs.front();
+  if (cluster.HasJob("worker")) {
     job = "worker";
   } else {
-    for (const auto& [name, addresses] : cluster) {
+    for (const std::string& name : jobs) {
       if (name != "ps") {
         job = name;
         break;
@@ -163,13 +116,9 @@ std::string ClientDevice(const Cluster& cluster) {
   return "/job:" + job + "/task:0";
 }
 
-absl::StatusOr<DeviceSet> Devices(const Cluster& cluster) {
+absl::StatusOr<DeviceSet> Devices(const ClusterSpec& cluster) {
   if (cluster.empty()) return DeviceSet::Local(1);
-  std::map<std::string, int> tasks_per_job;
-  for (const auto& [job, addresses] : cluster) {
-    tasks_per_job[job] = static_cast<int>(addresses.size());
-  }
-  return DeviceSet::ForCluster(tasks_per_job);
+  return DeviceSet::ForCluster(cluster.TasksPerJob());
 }
 
 // What a _Send carries, as the user knows it: "w/read:0", or "^w" for the
@@ -233,7 +182,7 @@ absl::Status Place(const PlaceFlags& flags) {
   const std::string client = ClientDevice(flags.cluster);
   if (flags.replica_device_setter) {
     ReplicaDeviceSetterOptions options;
-    for (size_t task = 0; task < flags.cluster.at("ps").size(); ++task) {
+    for (const int task : flags.cluster.TaskIndices("ps")) {
       options.ps_devices.push_back(fmt::format("/job:ps/task:{}", task));
     }
     options.worker_device = client;

@@ -22,6 +22,8 @@
 #include "ops/registry.h"
 #include "placement/replica_device_setter.h"
 #include "runtime/npy.h"
+#include "runtime/remote_rendezvous.h"
+#include "runtime/remote_session.h"
 #include "runtime/session.h"
 #include "runtime/tensor_json.h"
 
@@ -32,7 +34,8 @@ constexpr char kUsage[] =
     "usage: rill run GRAPH [--feed NAME=FILE.npy | --feed NAME=JSON]... [--init OP]...\n"
     "                [--target OP]... [--fetch TENSOR]... [--steps N] [--json] [--out DIR]\n"
     "                [--log_device_placement] [--device_count CPU=N] [--allow_soft_placement]\n"
-    "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n";
+    "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
+    "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n";
 
 // Up to this many elements are printed in full; larger tensors are
 // summarized (--json and --out keep every value).
@@ -52,8 +55,11 @@ struct RunFlags {
   bool log_device_placement = false;
   int cpus = 1;
   bool allow_soft_placement = false;
-  // Variables on CPU:1..N-1 (or CPU:0 with one CPU), the rest on CPU:0.
+  // Variables on CPU:1..N-1 (or CPU:0 with one CPU), the rest on CPU:0;
+  // on a cluster, variables on the ps tasks and the rest on the worker.
   std::optional<PsStrategy> replica_device_setter;
+  // "zmq://HOST:PORT" (a --target with a scheme): run on that cluster.
+  std::string session_target;
 };
 
 // The repeatable options are taken out first; the shared parser handles
@@ -93,6 +99,23 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
                                                 std::to_string(parsed.positional.size()));
   }
   flags.graph_path = parsed.positional[0];
+  // Node names cannot hold "://", so such a --target names a cluster.
+  for (auto it = flags.targets.begin(); it != flags.targets.end();) {
+    if (it->find("://") == std::string::npos) {
+      ++it;
+      continue;
+    }
+    if (!flags.session_target.empty()) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--target '{}': a cluster is already given ('{}')", *it, flags.session_target));
+    }
+    flags.session_target = *it;
+    it = flags.targets.erase(it);
+  }
+  if (!flags.session_target.empty() && parsed.Value("device_count")) {
+    return absl::InvalidArgumentError(
+        "--device_count is for this process; a cluster's devices are its tasks'");
+  }
   for (const std::string& feed : feeds) {
     const size_t eq = feed.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == feed.size()) {
@@ -278,6 +301,34 @@ absl::Status SaveFetches(const RunFlags& flags, const std::vector<Tensor>& value
   return absl::OkStatus();
 }
 
+// Variables on the cluster's ps tasks, everything else on its first
+// worker task (the first task of another job when there is no worker job).
+absl::StatusOr<ReplicaDeviceSetterOptions> ClusterReplicaDeviceSetter(const std::string& target) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> devices,
+                   ListRemoteDevices(target, absl::Seconds(30)));
+  ReplicaDeviceSetterOptions setter;
+  std::string other_task;
+  for (const std::string& device : devices) {
+    ASSIGN_OR_RETURN(const std::string task, TaskOfDevice(device));
+    if (task.starts_with("/job:ps/")) {
+      if (std::find(setter.ps_devices.begin(), setter.ps_devices.end(), task) ==
+          setter.ps_devices.end()) {
+        setter.ps_devices.push_back(task);
+      }
+    } else if (setter.worker_device.empty() && task.starts_with("/job:worker/")) {
+      setter.worker_device = task;
+    } else if (other_task.empty()) {
+      other_task = task;
+    }
+  }
+  if (setter.ps_devices.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("--replica-device-setter: the cluster at {} has no ps job", target));
+  }
+  if (setter.worker_device.empty()) setter.worker_device = other_task;
+  return setter;
+}
+
 absl::Status Run(const RunFlags& flags) {
   ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(flags.graph_path));
   auto graph = ImportGraphDef(def, StandardOps());
@@ -293,16 +344,22 @@ absl::Status Run(const RunFlags& flags) {
   if (flags.replica_device_setter) {
     ReplicaDeviceSetterOptions setter;
     setter.strategy = *flags.replica_device_setter;
-    setter.worker_device = "/device:CPU:0";
-    for (int cpu = flags.cpus > 1 ? 1 : 0; cpu < flags.cpus; ++cpu) {
-      setter.ps_devices.push_back(fmt::format("/device:CPU:{}", cpu));
+    if (flags.session_target.empty()) {
+      setter.worker_device = "/device:CPU:0";
+      for (int cpu = flags.cpus > 1 ? 1 : 0; cpu < flags.cpus; ++cpu) {
+        setter.ps_devices.push_back(fmt::format("/device:CPU:{}", cpu));
+      }
+    } else {
+      ASSIGN_OR_RETURN(setter, ClusterReplicaDeviceSetter(flags.session_target));
+      setter.strategy = *flags.replica_device_setter;
     }
     RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &def));
   }
   SessionOptions options;
+  options.target = flags.session_target;
   options.log_device_placement = flags.log_device_placement;
   options.allow_soft_placement = flags.allow_soft_placement;
-  options.device_count["CPU"] = flags.cpus;
+  if (flags.session_target.empty()) options.device_count["CPU"] = flags.cpus;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
   if (!flags.inits.empty()) RETURN_IF_ERROR(session->Run(feeds, {}, flags.inits).status());
   // With targets, the fetches are read in a run of their own after the last

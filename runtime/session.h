@@ -21,6 +21,9 @@ namespace rill {
 class KernelRegistry;
 
 struct SessionOptions {
+  // Empty: run in this process. "zmq://HOST:PORT": run on the cluster
+  // whose server listens there (its master places and runs the graph).
+  std::string target;
   // Threads of the inter-op pool (the executor) and the intra-op pool
   // (Eigen inside kernels). <= 0: one per hardware thread. With one
   // inter-op thread a step runs its nodes one after another on the thread

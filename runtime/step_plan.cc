@@ -91,20 +91,16 @@ struct StepPlan::StepState {
   std::atomic<int> remaining{0};
 };
 
-absl::StatusOr<std::unique_ptr<StepPlan>> StepPlan::Create(const StepPlanParams& params) {
-  auto plan = std::unique_ptr<StepPlan>(new StepPlan());
-  plan->pool_ = params.inter_op_pool;
-  plan->num_fetches_ = static_cast<int>(params.fetches.size());
+absl::StatusOr<PartitionedStep> PartitionStep(const StepPlanParams& params) {
   std::vector<std::string> feed_nodes;
   ASSIGN_OR_RETURN(GraphDef client_def, ClientGraph(params, &feed_nodes));
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> client, ImportGraphDef(client_def, StandardOps()));
   ASSIGN_OR_RETURN(Placement placement, PlaceGraph(*client, *params.device_set, params.placer));
-
-  std::map<std::string, GraphDef> partitions;
-  ASSIGN_OR_RETURN(partitions, PartitionGraph(*client, placement, PartitionOptions()));
+  PartitionedStep step;
+  ASSIGN_OR_RETURN(step.partitions, PartitionGraph(*client, placement, PartitionOptions()));
   if (params.placement_log != nullptr) {
     std::fprintf(params.placement_log, "%s%s", PlacementLog(*client, placement).c_str(),
-                 PlacementSummary(*client, placement, &partitions).c_str());
+                 PlacementSummary(*client, placement, &step.partitions).c_str());
     std::fflush(params.placement_log);
   }
 
@@ -115,8 +111,68 @@ absl::StatusOr<std::unique_ptr<StepPlan>> StepPlan::Create(const StepPlanParams&
   for (size_t j = 0; j < params.feeds.size(); ++j) {
     feed_of_endpoint[{params.feeds[j].node->id(), params.feeds[j].index}] = static_cast<int>(j);
   }
+  for (const auto& [device_name, def] : step.partitions) {
+    PartitionIo& io = step.io[device_name];
+    absl::flat_hash_set<std::string> names;
+    for (const NodeDef& node : def.node()) {
+      names.insert(node.name());
+      if (auto it = feed_of.find(node.name()); it != feed_of.end()) {
+        io.feeds.push_back(it->second);
+        io.feed_nodes.push_back(node.name());
+      }
+    }
+    for (size_t f = 0; f < params.fetches.size(); ++f) {
+      const TensorEndpoint& fetch = params.fetches[f];
+      std::string name;
+      if (auto it = feed_of_endpoint.find({fetch.node->id(), fetch.index});
+          it != feed_of_endpoint.end()) {
+        name = feed_nodes[it->second] + ":0";
+        if (!names.contains(feed_nodes[it->second])) continue;
+      } else {
+        if (!names.contains(fetch.node->name())) continue;
+        name = fetch.ToString();
+      }
+      io.fetches.push_back(static_cast<int>(f));
+      io.fetch_names.push_back(std::move(name));
+    }
+  }
+  return step;
+}
 
-  for (auto& [device_name, def] : partitions) {
+absl::StatusOr<std::unique_ptr<Executor>> CreatePartitionExecutor(const Graph& graph,
+                                                                  const PartitionIo& io,
+                                                                  Executor::Params params) {
+  params.graph = &graph;
+  absl::flat_hash_set<std::string> fed(io.feed_nodes.begin(), io.feed_nodes.end());
+  for (const std::string& name : io.feed_nodes) {
+    const Node* node = graph.FindNode(name);
+    if (node == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("no feed node '%s' in the partition", name));
+    }
+    params.feeds.push_back(TensorEndpoint{node, 0});
+  }
+  for (const Node* node : graph.nodes()) {
+    if (!fed.contains(node->name())) params.nodes.push_back(node);
+  }
+  for (const std::string& name : io.fetch_names) {
+    ASSIGN_OR_RETURN(const TensorId id, ParseTensorName(name));
+    const Node* node = graph.FindNode(id.node);
+    if (node == nullptr || id.index < 0 || id.index >= node->num_outputs()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("no fetched tensor '%s' in the partition", name));
+    }
+    params.fetches.push_back(TensorEndpoint{node, id.index});
+  }
+  return Executor::Create(params);
+}
+
+absl::StatusOr<std::unique_ptr<StepPlan>> StepPlan::Create(const StepPlanParams& params) {
+  auto plan = std::unique_ptr<StepPlan>(new StepPlan());
+  plan->pool_ = params.inter_op_pool;
+  plan->num_fetches_ = static_cast<int>(params.fetches.size());
+  ASSIGN_OR_RETURN(PartitionedStep step, PartitionStep(params));
+  for (auto& [device_name, def] : step.partitions) {
     Device* device = nullptr;
     for (int d = 0; d < params.device_set->size(); ++d) {
       if (params.device_set->names()[d] == device_name) device = params.devices[d];
@@ -124,40 +180,18 @@ absl::StatusOr<std::unique_ptr<StepPlan>> StepPlan::Create(const StepPlanParams&
     if (device == nullptr) {
       return absl::InternalError(absl::StrFormat("no device '%s' in the session", device_name));
     }
+    const PartitionIo& io = step.io[device_name];
     Partition partition;
     ASSIGN_OR_RETURN(partition.graph, ImportGraphDef(def, StandardOps()));
     Executor::Params exec;
-    exec.graph = partition.graph.get();
     exec.device = device;
     exec.registry = params.registry;
     exec.inter_op_pool = params.inter_op_pool;
     exec.parallel_nodes = params.parallel_nodes;
-    for (const Node* node : partition.graph->nodes()) {
-      auto it = feed_of.find(node->name());
-      if (it == feed_of.end()) {
-        exec.nodes.push_back(node);
-        continue;
-      }
-      exec.feeds.push_back(TensorEndpoint{node, 0});
-      exec.feed_names.push_back(params.feeds[it->second].ToString());
-      partition.feeds.push_back(it->second);
-    }
-    for (size_t f = 0; f < params.fetches.size(); ++f) {
-      const TensorEndpoint& fetch = params.fetches[f];
-      const Node* node = nullptr;
-      int index = fetch.index;
-      if (auto it = feed_of_endpoint.find({fetch.node->id(), fetch.index});
-          it != feed_of_endpoint.end()) {
-        node = partition.graph->FindNode(feed_nodes[it->second]);
-        index = 0;
-      } else {
-        node = partition.graph->FindNode(fetch.node->name());
-      }
-      if (node == nullptr) continue;
-      exec.fetches.push_back(TensorEndpoint{node, index});
-      partition.fetches.push_back(static_cast<int>(f));
-    }
-    ASSIGN_OR_RETURN(partition.executor, Executor::Create(exec));
+    for (int j : io.feeds) exec.feed_names.push_back(params.feeds[j].ToString());
+    ASSIGN_OR_RETURN(partition.executor, CreatePartitionExecutor(*partition.graph, io, exec));
+    partition.feeds = io.feeds;
+    partition.fetches = io.fetches;
     plan->partitions_.push_back(std::move(partition));
   }
   return plan;

@@ -5,6 +5,7 @@
 #define RILL_RUNTIME_STEP_PLAN_H_
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "graph/graph.h"
+#include "graph/proto/graph.pb.h"
 #include "kernels/kernel_registry.h"
 #include "placement/device_set.h"
 #include "placement/placer.h"
@@ -36,6 +38,31 @@ struct StepPlanParams {
   // Where placement lines and the per-device summary go; null: nowhere.
   std::FILE* placement_log = nullptr;
 };
+
+// What one partition of a step feeds and fetches.
+struct PartitionIo {
+  std::vector<int> feeds;                // Index into StepPlanParams::feeds.
+  std::vector<std::string> feed_nodes;   // The placeholder standing for each.
+  std::vector<int> fetches;              // Index into StepPlanParams::fetches.
+  std::vector<std::string> fetch_names;  // "node:k" in the partition, for each.
+};
+
+// A step's graph placed over `params.device_set` and cut per device.
+struct PartitionedStep {
+  std::map<std::string, GraphDef> partitions;  // By full device name.
+  std::map<std::string, PartitionIo> io;       // By full device name.
+};
+
+// Feeds become placeholders, then placement and partitioning; writes the
+// placement log when `params.placement_log` is set. Reads graph, nodes,
+// feeds, fetches, device_set, placer and placement_log.
+absl::StatusOr<PartitionedStep> PartitionStep(const StepPlanParams& params);
+
+// An executor for one imported partition: `params` less graph, nodes,
+// feeds and fetches, which come from `graph` and `io`.
+absl::StatusOr<std::unique_ptr<Executor>> CreatePartitionExecutor(const Graph& graph,
+                                                                  const PartitionIo& io,
+                                                                  Executor::Params params);
 
 // Thread safety: after Create, Run may be called concurrently.
 class StepPlan {

@@ -262,6 +262,7 @@ TEST_F(PlaceCommand, BadClusterStringsAreUsageErrorsNamingTheEntry) {
       {"ps=h:1;ps=h:2", "'ps'"},
       {"ps=h:1;", "''"},
       {"", "''"},
+      {"worker=1:h:1", "'worker'"},
   };
   for (const auto& [cluster, named] : cases) {
     const testing::ProgramResult r =

@@ -1,0 +1,85 @@
+// rill server: runs one task of a cluster until SIGTERM or SIGINT. The
+// cluster and the task come from the seed scripts' flags or TF_CONFIG.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "fmt/core.h"
+#include "graph/status_macros.h"
+#include "runtime/cluster_spec.h"
+#include "runtime/server.h"
+
+namespace rill::cli {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
+    "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
+    "                   [--no-ipc]\n"
+    "       rill server [--bind HOST[:PORT]] [--no-ipc]   (cluster and task from TF_CONFIG)\n";
+
+absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
+  ASSIGN_OR_RETURN(
+      const ParsedArgs parsed,
+      ParseArgs(args, {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync", "bind"},
+                {"no-ipc"}));
+  if (!parsed.positional.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("unexpected argument '{}'", parsed.positional[0]));
+  }
+  ServerOptions options;
+  std::map<std::string, std::string> cluster_flags;
+  for (const auto& [name, value] : parsed.values) {
+    if (name != "bind") cluster_flags[name] = value;
+  }
+  if (!cluster_flags.empty()) {
+    ASSIGN_OR_RETURN(options.config, ServerConfigFromFlags(cluster_flags));
+  } else if (const char* tf_config = std::getenv("TF_CONFIG"); tf_config != nullptr) {
+    ASSIGN_OR_RETURN(options.config, ServerConfigFromTfConfig(tf_config));
+  } else {
+    return absl::InvalidArgumentError(
+        "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
+  }
+  options.bind = parsed.Value("bind").value_or("");
+  options.bind_ipc = !parsed.Has("no-ipc");
+  return options;
+}
+
+}  // namespace
+
+int RunServerCommand(const std::vector<std::string>& args) {
+  absl::StatusOr<ServerOptions> options = ParseServerFlags(args);
+  if (!options.ok()) {
+    fmt::print(stderr, "rill server: {}\n{}", std::string(options.status().message()), kUsage);
+    return 2;
+  }
+  // Blocked before any thread starts, so that every thread inherits the
+  // mask and the signals reach the sigwait below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*options);
+  if (!server.ok()) {
+    fmt::print(stderr, "rill server: {}\n", std::string(server.status().message()));
+    return 1;
+  }
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  fmt::print(stderr, "rill server: {} received, stopping\n",
+             signal == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Stop();
+  server->reset();
+  return 0;
+}
+
+}  // namespace rill::cli

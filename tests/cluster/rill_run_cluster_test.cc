@@ -1,0 +1,126 @@
+// `rill run --target zmq://...`: a saved TensorFlow graph trained on a
+// cluster of `rill server` processes, variables on the ps task.
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "graph/tensor.h"
+#include "runtime/npy.h"
+#include "tests/cluster/server_process.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::BoundedRun;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+
+// The regression example's data: 100 points x in [-1, 1), y = 0.1 x + 0.3.
+Tensor RegressionXs() {
+  std::vector<float> x(100);
+  for (int i = 0; i < 100; ++i) x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
+  return Tensor::FromVector<float>(x, {100});
+}
+
+Tensor RegressionYs() {
+  const Tensor x = RegressionXs();
+  std::vector<float> y(100);
+  for (int i = 0; i < 100; ++i) y[i] = 0.1f * x.data<float>()[i] + 0.3f;
+  return Tensor::FromVector<float>(y, {100});
+}
+
+// The single value printed for `name` by --json.
+std::optional<float> JsonScalar(const std::string& out, const std::string& name) {
+  const std::regex entry("\"" + name + R"re(": \{[^}]*"values": \[([-+0-9.eE]+)\]\})re");
+  std::smatch match;
+  if (!std::regex_search(out, match, entry)) return std::nullopt;
+  return std::strtof(match[1].str().c_str(), nullptr);
+}
+
+class RillRunCluster : public ::testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::vector<std::string> TrainArgs() {
+    const std::string x = dir_ + "/x.npy";
+    const std::string y = dir_ + "/y.npy";
+    EXPECT_OK(WriteNpy(x, RegressionXs()));
+    EXPECT_OK(WriteNpy(y, RegressionYs()));
+    return {"run",      testing::TestDataDir() + "/tf_graphs/rust_regression.pb",
+            "--feed",   "x=" + x,
+            "--feed",   "y=" + y,
+            "--init",   "init",
+            "--target", "train",
+            "--steps",  "201",
+            "--fetch",  "w",
+            "--fetch",  "b",
+            "--json"};
+  }
+
+  const std::string dir_ = testing::MakeTempDir();
+};
+
+TEST_F(RillRunCluster, TrainsWithVariablesOnThePsTask) {
+  ASSERT_OK_AND_ASSIGN(testing::Cluster cluster, testing::StartCluster(1, 2));
+  std::vector<std::string> args = TrainArgs();
+  args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica-device-setter",
+                           "--log_device_placement"});
+  const BoundedRun run = testing::RunRill(args);
+  ASSERT_FALSE(run.exit.timed_out) << run.err;
+  ASSERT_EQ(run.exit.code, 0) << run.err << "\nmaster log:\n" << cluster.Task("worker", 0).Log();
+  const std::optional<float> w = JsonScalar(run.out, "w");
+  const std::optional<float> b = JsonScalar(run.out, "b");
+  ASSERT_TRUE(w.has_value() && b.has_value()) << run.out;
+  EXPECT_NEAR(*w, 0.1, 1e-3) << run.out;
+  EXPECT_NEAR(*b, 0.3, 1e-3) << run.out;
+
+  const std::string master_log = cluster.Task("worker", 0).Log();
+  EXPECT_THAT(master_log, HasSubstr("\nw: (Variable): /job:ps/replica:0/task:0/device:CPU:0\n"));
+  EXPECT_THAT(master_log, HasSubstr("\nb: (Variable): /job:ps/replica:0/task:0/device:CPU:0\n"));
+  EXPECT_THAT(master_log, HasSubstr("\nMean: (Mean): /job:worker/replica:0/task:0/device:CPU:0\n"));
+}
+
+// w starts random (an unseeded RandomUniform); fed a fixed start, the
+// cluster computes exactly what one process does.
+TEST_F(RillRunCluster, FromTheSameStartTrainsExactlyAsLocally) {
+  ASSERT_OK_AND_ASSIGN(testing::Cluster cluster, testing::StartCluster(1, 2));
+  std::vector<std::string> args = TrainArgs();
+  args.insert(args.end(), {"--feed", "random_uniform=[0.5]"});
+  const BoundedRun local = testing::RunRill(args);
+  ASSERT_EQ(local.exit.code, 0) << local.err;
+  args.insert(args.end(), {"--target", cluster.Target("worker", 1), "--replica-device-setter"});
+  const BoundedRun remote = testing::RunRill(args);
+  ASSERT_FALSE(remote.exit.timed_out) << remote.err;
+  ASSERT_EQ(remote.exit.code, 0) << remote.err;
+  EXPECT_EQ(remote.out, local.out);
+  const std::optional<float> w = JsonScalar(remote.out, "w");
+  ASSERT_TRUE(w.has_value()) << remote.out;
+  EXPECT_NEAR(*w, 0.1, 1e-3);
+}
+
+TEST_F(RillRunCluster, NothingListeningAtTheTargetFails) {
+  std::vector<std::string> args = TrainArgs();
+  const std::string target = absl::StrFormat("zmq://127.0.0.1:%d", testing::FreePort());
+  args.insert(args.end(), {"--target", target});
+  const BoundedRun run = testing::RunRill(args, {}, absl::Seconds(40));
+  ASSERT_FALSE(run.exit.timed_out) << "rill run still waits for " << target << ":\n" << run.err;
+  EXPECT_EQ(run.exit.code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(target.substr(6)));
+}
+
+TEST_F(RillRunCluster, TargetWithAnotherSchemeIsRefused) {
+  std::vector<std::string> args = TrainArgs();
+  args.insert(args.end(), {"--target", "http://x"});
+  const BoundedRun run = testing::RunRill(args, {}, absl::Seconds(40));
+  ASSERT_FALSE(run.exit.timed_out);
+  EXPECT_THAT(run.exit.code, AnyOf(1, 2)) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("http://x"));
+}
+
+}  // namespace
+}  // namespace rill

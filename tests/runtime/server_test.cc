@@ -1,0 +1,249 @@
+// Servers in this process: sessions with a zmq:// target against one or
+// two servers, and the master's and worker's answers to bad requests.
+#include "runtime/server.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
+#include "graph/tensor.h"
+#include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "ops/variable.h"
+#include "runtime/remote_session.h"
+#include "runtime/session.h"
+#include "runtime/training/optimizer.h"
+#include "tests/test_util.h"
+#include "transport/proto/cluster_rpc.pb.h"
+#include "transport/rpc.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A port nobody listens on right now (the kernel's pick for port 0).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+std::vector<float> Values(const Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
+}
+
+// Server log lines go here rather than to the test's stderr.
+std::FILE* QuietLog() {
+  static std::FILE* const log = std::tmpfile();
+  return log;
+}
+
+std::unique_ptr<Session> Connect(const std::string& target, const GraphDef& graph) {
+  SessionOptions options;
+  options.target = target;
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, graph);
+  EXPECT_OK(session);
+  return session.ok() ? *std::move(session) : nullptr;
+}
+
+TEST(Server, LocalServerRunsASessionLikeThisProcess) {
+  ASSERT_OK_AND_ASSIGN(auto server, Server::CreateLocal(QuietLog()));
+  EXPECT_EQ(server->target(), absl::StrFormat("zmq://127.0.0.1:%d", server->port()));
+  const Scope root = ops::NewRootScope();
+  const Output a = ops::Placeholder(root.WithOpName("a"), DT_FLOAT);
+  ops::MatMul(root.WithOpName("product"), a, a, ops::MatMul::TransposeB(true));
+  ASSERT_OK_AND_ASSIGN(const GraphDef graph, root.ToGraphDef());
+  auto session = Connect(server->target(), graph);
+  ASSERT_NE(session, nullptr);
+  const Tensor value = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
+  ASSERT_OK_AND_ASSIGN(auto out, session->Run({{"a", value}}, {"product", "a"}));
+  EXPECT_THAT(Values(out[0]), ElementsAre(5, 11, 11, 25));
+  EXPECT_THAT(Values(out[1]), ElementsAre(1, 2, 3, 4));  // A fed tensor fetched back.
+  ASSERT_OK(session->Close());
+  EXPECT_THAT(session->Run({{"a", value}}, {"product"}),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("closed")));
+}
+
+TEST(Server, KernelErrorsArriveWithTheNodeName) {
+  ASSERT_OK_AND_ASSIGN(auto server, Server::CreateLocal(QuietLog()));
+  const Scope root = ops::NewRootScope();
+  const Output a = ops::Placeholder(root.WithOpName("a"), DT_FLOAT);
+  ops::MatMul(root.WithOpName("product"), a, a);
+  ASSERT_OK_AND_ASSIGN(const GraphDef graph, root.ToGraphDef());
+  auto session = Connect(server->target(), graph);
+  ASSERT_NE(session, nullptr);
+  const Tensor wide = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
+  EXPECT_THAT(session->Run({{"a", wide}}, {"product"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("product")));
+  EXPECT_THAT(session->Run({}, {"nope"}), StatusIs(absl::StatusCode::kNotFound, HasSubstr("nope")));
+  // The session still works.
+  const Tensor square = Tensor::FromVector<float>({1, 0, 0, 1}, TensorShape({2, 2}));
+  EXPECT_OK(session->Run({{"a", square}}, {"product"}).status());
+}
+
+// Two servers: variables on /job:ps/task:0, the computation on
+// /job:worker/task:0; the trained values equal a local session's.
+TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
+  ASSERT_OK_AND_ASSIGN(
+      const ClusterSpec cluster,
+      ClusterSpec::FromJobs({{"ps", {absl::StrFormat("127.0.0.1:%d", FreePort())}},
+                             {"worker", {absl::StrFormat("127.0.0.1:%d", FreePort())}}}));
+  std::vector<std::unique_ptr<Server>> servers;
+  for (const char* job : {"ps", "worker"}) {
+    ServerOptions options;
+    options.config.cluster = cluster;
+    options.config.task = TaskId{job, 0};
+    options.log = QuietLog();
+    ASSERT_OK_AND_ASSIGN(auto server, Server::Create(options));
+    servers.push_back(std::move(server));
+  }
+  const auto build = [](const std::string& ps, const std::string& worker) {
+    const Scope root = ops::NewRootScope();
+    const Scope on_worker = root.WithDevice(worker);
+    const Output x = ops::Placeholder(on_worker.WithOpName("x"), DT_FLOAT);
+    const Output y = ops::Placeholder(on_worker.WithOpName("y"), DT_FLOAT);
+    const Variable w(root.WithDevice(ps), "w", Tensor::FromVector<float>({0.5f}, TensorShape({1})));
+    const Variable b(root.WithDevice(ps), "b", Tensor::FromVector<float>({0.f}, TensorShape({1})));
+    const Output error = ops::Sub(on_worker, ops::Add(on_worker, ops::Mul(on_worker, x, w), b), y);
+    const Output loss = ops::Mean(on_worker, ops::Square(on_worker, error), 0);
+    GradientDescentOptimizer optimizer(0.05);
+    EXPECT_OK(optimizer.Minimize(on_worker, loss, {w, b}, nullptr, "train").status());
+    GlobalVariablesInitializer(root);
+    absl::StatusOr<GraphDef> graph = root.ToGraphDef();
+    EXPECT_OK(graph);
+    return graph.ok() ? *graph : GraphDef();
+  };
+  const auto train = [](Session& session) -> std::vector<float> {
+    EXPECT_OK(session.Run({}, {}, {"init"}).status());
+    Tensor x(DT_FLOAT, TensorShape({16}));
+    Tensor y(DT_FLOAT, TensorShape({16}));
+    for (int i = 0; i < 16; ++i) {
+      x.data<float>()[i] = static_cast<float>(i) / 4 - 2;
+      y.data<float>()[i] = 2 * x.data<float>()[i] + 10;
+    }
+    for (int step = 0; step < 100; ++step) {
+      EXPECT_OK(session.Run({{"x", x}, {"y", y}}, {}, {"train"}).status());
+    }
+    absl::StatusOr<std::vector<Tensor>> out = session.Run({}, {"w/read", "b/read"});
+    EXPECT_OK(out);
+    return out.ok() ? std::vector<float>{(*out)[0].data<float>()[0], (*out)[1].data<float>()[0]}
+                    : std::vector<float>();
+  };
+  auto remote = Connect(servers[1]->target(), build("/job:ps/task:0", "/job:worker/task:0"));
+  ASSERT_NE(remote, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto local, NewSession(SessionOptions(), build("", "")));
+  EXPECT_EQ(train(*remote), train(*local));
+}
+
+TEST(Server, RejectsATaskOutsideItsClusterAndATakenPort) {
+  ASSERT_OK_AND_ASSIGN(auto first, Server::CreateLocal(QuietLog()));
+  ServerOptions options;
+  options.log = QuietLog();
+  ASSERT_OK_AND_ASSIGN(
+      options.config.cluster,
+      ClusterSpec::FromJobs({{"worker", {absl::StrFormat("127.0.0.1:%d", first->port())}}}));
+  options.config.task = TaskId{"worker", 1};
+  EXPECT_THAT(Server::Create(options), StatusIs(absl::StatusCode::kNotFound, HasSubstr("task 1")));
+  options.config.task = TaskId{"worker", 0};
+  EXPECT_THAT(Server::Create(options),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr(absl::StrFormat("127.0.0.1:%d", first->port()))));
+}
+
+TEST(Server, MalformedTargetsAreRejected) {
+  for (const char* target : {"grpc://127.0.0.1:2222", "zmq://127.0.0.1", "zmq://:5",
+                             "zmq://127.0.0.1:0", "zmq://127.0.0.1:x"}) {
+    SessionOptions options;
+    options.target = target;
+    EXPECT_THAT(NewSession(options),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(target)))
+        << target;
+  }
+}
+
+// What a misbehaving client gets from the services, straight over RPC.
+class ServerRequests : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(server_, Server::CreateLocal(QuietLog()));
+    RpcClientOptions options;
+    options.address = server_->target().substr(6);
+    ASSERT_OK_AND_ASSIGN(client_, RpcClient::Connect(options));
+  }
+
+  absl::StatusOr<RpcMessage> Call(const std::string& method, RpcMessage request) {
+    return client_->CallSync(method, std::move(request), absl::Now() + absl::Seconds(20));
+  }
+
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<RpcClient> client_;
+};
+
+TEST_F(ServerRequests, GarbageBodiesAreInvalidArguments) {
+  for (const char* method :
+       {"CreateSession", "ExtendSession", "RunStep", "CloseSession", "RegisterGraph", "RunGraph",
+        "DeregisterGraph", "PushTensor", "AbortStep"}) {
+    EXPECT_THAT(Call(method, RpcMessage{"\xff\xff\xff garbage", {}}),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(method)))
+        << method;
+  }
+}
+
+TEST_F(ServerRequests, UnknownHandlesAndCountMismatchesNameTheProblem) {
+  RunStepRequest run;
+  run.set_session_handle("feedface");
+  run.add_fetches("x");
+  EXPECT_THAT(Call("RunStep", RpcMessage{run.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("feedface")));
+  run.add_feeds("a");
+  EXPECT_THAT(Call("RunStep", RpcMessage{run.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("0 tensors for 1 feeds")));
+  RunGraphRequest graph;
+  graph.set_graph_handle("nope");
+  EXPECT_THAT(Call("RunGraph", RpcMessage{graph.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("nope")));
+  PushTensorRequest push;
+  push.set_key("k");
+  EXPECT_THAT(Call("PushTensor", RpcMessage{push.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected 1")));
+}
+
+TEST_F(ServerRequests, PartitionsForAnotherTaskAreRefused) {
+  RegisterGraphRequest request;
+  NodeDef* node = request.mutable_graph()->add_node();
+  node->set_name("c");
+  node->set_op("NoOp");
+  node->set_device("/job:worker/replica:0/task:3/device:CPU:0");
+  EXPECT_THAT(
+      Call("RegisterGraph", RpcMessage{request.SerializeAsString(), {}}),
+      StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("'c'"), HasSubstr("task:3"))));
+}
+
+TEST_F(ServerRequests, AnInvalidGraphFailsCreateSession) {
+  CreateSessionRequest request;
+  NodeDef* node = request.mutable_graph()->add_node();
+  node->set_name("bad");
+  node->set_op("NoSuchOp");
+  EXPECT_THAT(Call("CreateSession", RpcMessage{request.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("NoSuchOp")));
+}
+
+}  // namespace
+}  // namespace rill

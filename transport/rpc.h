@@ -1,0 +1,117 @@
+// RPC over ZeroMQ: an RpcServer binds one ROUTER socket (plus an ipc://
+// endpoint for peers on the same machine); an RpcClient talks to one peer
+// through a DEALER, with many calls in flight, deadlines and heartbeats.
+#ifndef RILL_TRANSPORT_RPC_H_
+#define RILL_TRANSPORT_RPC_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "graph/tensor.h"
+
+namespace rill {
+
+// A request or a reply: the method's message (a serialized proto) and
+// tensors, which travel as raw frames. Sending never copies a tensor's
+// bytes (the frame keeps the buffer alive until ZeroMQ is done with it);
+// a received tensor uses the frame's memory when it is aligned for the
+// dtype, and is copied otherwise.
+struct RpcMessage {
+  std::string body;
+  std::vector<Tensor> tensors;
+};
+
+// Called exactly once, from any thread.
+using RpcDone = std::function<void(absl::Status status, RpcMessage reply)>;
+
+struct RpcServerOptions {
+  // "tcp://HOST:PORT" to bind; PORT 0 picks a free port. HOST is an
+  // interface address ("127.0.0.1") or "0.0.0.0" when asked for.
+  std::string bind_address;
+  // Also bind an ipc:// endpoint (a socket file in the temporary
+  // directory) that clients on this machine use instead of tcp.
+  bool bind_ipc = true;
+  // A peer sending more than this in one frame is disconnected.
+  int64_t max_message_bytes = int64_t{4} << 30;
+  // Threads that run handlers (the socket thread never blocks on one).
+  int handler_threads = 2;
+};
+
+// Thread safety: all methods may be called concurrently.
+class RpcServer {
+ public:
+  // Runs `request`; calls `reply` once (possibly later, from any thread).
+  // A non-OK status travels to the caller unchanged (code and message).
+  using Handler = std::function<void(RpcMessage request, RpcDone reply)>;
+
+  // Binds and starts serving. Errors: a malformed address, a port in use
+  // (UNAVAILABLE naming the address).
+  static absl::StatusOr<std::unique_ptr<RpcServer>> Start(const RpcServerOptions& options,
+                                                          std::map<std::string, Handler> handlers);
+  // Stops serving and joins its threads; replies not sent yet are dropped.
+  ~RpcServer();
+
+  // The tcp port bound (the chosen one when asked for port 0).
+  int port() const;
+  // "ipc:///tmp/..." or empty when bind_ipc is off.
+  std::string ipc_endpoint() const;
+
+  class Impl;
+
+ private:
+  explicit RpcServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+struct RpcClientOptions {
+  // The peer as "HOST:PORT" (what the cluster spec says).
+  std::string address;
+  // Use the peer's ipc:// endpoint when it runs on this machine.
+  bool prefer_ipc = true;
+  // With calls outstanding and nothing heard from the peer for
+  // heartbeat_interval, the client pings it; after heartbeat_timeout of
+  // silence every outstanding call fails with UNAVAILABLE.
+  absl::Duration heartbeat_interval = absl::Milliseconds(500);
+  absl::Duration heartbeat_timeout = absl::Seconds(3);
+  int64_t max_message_bytes = int64_t{4} << 30;
+};
+
+// Thread safety: all methods may be called concurrently.
+class RpcClient {
+ public:
+  // Connects (ZeroMQ connects lazily: a peer not up yet is not an error
+  // here). Errors: a malformed address.
+  static absl::StatusOr<std::unique_ptr<RpcClient>> Connect(const RpcClientOptions& options);
+  // Outstanding calls fail with CANCELLED.
+  ~RpcClient();
+
+  // Sends `request` to `method`; `done` gets the reply, the remote
+  // handler's error, DEADLINE_EXCEEDED at `deadline`, or UNAVAILABLE when
+  // the peer stops answering. Messages name the peer and the method.
+  // `done` runs on the client's one callback thread, in completion order;
+  // it may call this client again.
+  void Call(const std::string& method, RpcMessage request, absl::Time deadline, RpcDone done);
+  absl::StatusOr<RpcMessage> CallSync(const std::string& method, RpcMessage request,
+                                      absl::Time deadline);
+
+  // "tcp" or "ipc": the path calls take (settled by the first reply).
+  std::string transport() const;
+  const std::string& address() const;
+
+  class Impl;
+
+ private:
+  explicit RpcClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rill
+
+#endif  // RILL_TRANSPORT_RPC_H_

@@ -1,0 +1,294 @@
+// The server: one socket thread owns the ROUTER (ZeroMQ sockets are not
+// thread-safe) and answers the built-in methods; handlers run on worker
+// threads and post their replies to an outbox that the socket thread
+// sends, woken through an eventfd.
+#include <stdlib.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "graph/status_macros.h"
+#include "transport/rpc.h"
+#include "transport/rpc_internal.h"
+#include "transport/wire.h"
+
+namespace rill {
+namespace {
+
+using rpc_internal::Wakeup;
+
+// Longest ipc socket path: sockaddr_un holds 108 bytes with the NUL.
+constexpr size_t kMaxIpcPath = 100;
+// Messages read per wakeup before the outbox gets a turn.
+constexpr int kReceiveBatch = 64;
+
+// Replies waiting for the socket thread. Shared with the RpcDone callbacks,
+// which may outlive the server. Thread safety: Post from any thread.
+class Outbox {
+ public:
+  explicit Outbox(std::unique_ptr<Wakeup> wakeup) : wakeup_(std::move(wakeup)) {}
+
+  void Post(std::vector<zmq::message_t> frames) {
+    bool was_empty;
+    {
+      absl::MutexLock lock(&mu_);
+      if (closed_) return;
+      was_empty = queue_.empty();
+      queue_.push_back(std::move(frames));
+    }
+    if (was_empty) wakeup_->Signal();
+  }
+  std::vector<std::vector<zmq::message_t>> Take() {
+    wakeup_->Drain();
+    std::vector<std::vector<zmq::message_t>> taken;
+    absl::MutexLock lock(&mu_);
+    taken.swap(queue_);
+    return taken;
+  }
+  // Later posts are dropped; wakes the socket thread to see `stopping`.
+  void Close() {
+    {
+      absl::MutexLock lock(&mu_);
+      closed_ = true;
+      queue_.clear();
+    }
+    wakeup_->Signal();
+  }
+  int fd() const { return wakeup_->fd(); }
+
+ private:
+  const std::unique_ptr<Wakeup> wakeup_;
+  absl::Mutex mu_;
+  std::vector<std::vector<zmq::message_t>> queue_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader header,
+                                        const absl::Status& status, RpcMessage reply) {
+  header.set_is_reply(true);
+  header.clear_method();
+  header.clear_body();
+  header.clear_tensors();
+  header.clear_timeout_micros();
+  std::vector<zmq::message_t> tensor_frames;
+  absl::Status result = status;
+  if (result.ok()) {
+    absl::StatusOr<std::vector<zmq::message_t>> encoded = EncodeTensors(reply.tensors, &header);
+    if (encoded.ok()) {
+      tensor_frames = *std::move(encoded);
+      header.set_body(std::move(reply.body));
+    } else {
+      result = absl::InternalError(
+          absl::StrFormat("reply cannot be sent: %s", encoded.status().message()));
+      header.clear_tensors();
+    }
+  }
+  header.set_status_code(static_cast<int>(result.code()));
+  header.set_status_message(std::string(result.message()));
+  std::vector<zmq::message_t> frames;
+  frames.reserve(tensor_frames.size() + 2);
+  frames.emplace_back(identity.data(), identity.size());
+  frames.push_back(EncodeHeader(header));
+  for (zmq::message_t& frame : tensor_frames) frames.push_back(std::move(frame));
+  return frames;
+}
+
+// A unique directory for the ipc socket file, under $TMPDIR when its path
+// is short enough for a socket address.
+absl::StatusOr<std::string> MakeIpcDirectory() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string base = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  if (base.size() + 32 > kMaxIpcPath) base = "/tmp";
+  std::string path = base + "/rill-rpc-XXXXXX";
+  if (mkdtemp(path.data()) == nullptr) {
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot create a directory for the ipc endpoint under %s: %s", base, std::strerror(errno)));
+  }
+  return path;
+}
+
+}  // namespace
+
+class RpcServer::Impl {
+ public:
+  Impl(std::map<std::string, Handler> handlers, int handler_threads)
+      : handlers_(std::move(handlers)),
+        router_(context_, zmq::socket_type::router),
+        workers_(std::in_place, std::max(handler_threads, 1)) {}
+
+  ~Impl() {
+    stopping_.store(true, std::memory_order_release);  // Read by workers and the socket thread.
+    if (outbox_ != nullptr) outbox_->Close();
+    if (socket_thread_.joinable()) socket_thread_.join();
+    workers_.reset();  // Runs the queued tasks, which see stopping_ and skip.
+    router_.close();
+    if (!ipc_directory_.empty()) {
+      unlink((ipc_directory_ + "/rpc.sock").c_str());
+      rmdir(ipc_directory_.c_str());
+    }
+  }
+
+  absl::Status Start(const RpcServerOptions& options) {
+    const std::string& address = options.bind_address;
+    if (!address.starts_with("tcp://")) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("bind address '%s' does not start with tcp://", address));
+    }
+    RETURN_IF_ERROR(
+        rpc_internal::CheckHostPort(std::string_view(address).substr(6), "bind address"));
+    ASSIGN_OR_RETURN(std::unique_ptr<Wakeup> wakeup, Wakeup::Create());
+    outbox_ = std::make_shared<Outbox>(std::move(wakeup));
+    rpc_internal::ConfigureSocket(router_, options.max_message_bytes);
+    try {
+      router_.bind(address);
+    } catch (const zmq::error_t& e) {
+      const std::string message = absl::StrFormat("cannot bind %s: %s", address, e.what());
+      return e.num() == EADDRINUSE || e.num() == EADDRNOTAVAIL || e.num() == EACCES
+                 ? absl::UnavailableError(message)
+                 : absl::InvalidArgumentError(message);
+    }
+    const std::string endpoint = router_.get(zmq::sockopt::last_endpoint);
+    port_ = std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
+    HelloReply hello;
+    hello.set_host_id(rpc_internal::LocalHostId());
+    if (options.bind_ipc) {
+      ASSIGN_OR_RETURN(ipc_directory_, MakeIpcDirectory());
+      ipc_endpoint_ = "ipc://" + ipc_directory_ + "/rpc.sock";
+      try {
+        router_.bind(ipc_endpoint_);
+      } catch (const zmq::error_t& e) {
+        return absl::UnavailableError(
+            absl::StrFormat("cannot bind %s: %s", ipc_endpoint_, e.what()));
+      }
+      hello.set_ipc_endpoint(ipc_endpoint_);
+    }
+    hello_reply_ = hello.SerializeAsString();
+    socket_thread_ = std::thread([this] { SocketLoop(); });
+    return absl::OkStatus();
+  }
+
+  int port() const { return port_; }
+  const std::string& ipc_endpoint() const { return ipc_endpoint_; }
+
+ private:
+  struct Request {
+    std::string identity;
+    RpcHeader header;
+    std::vector<zmq::message_t> frames;  // [header, tensors...]
+    absl::Time deadline;
+  };
+
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+
+  void SocketLoop() {
+    zmq_pollitem_t items[2] = {{router_.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, outbox_->fd(), ZMQ_POLLIN, 0}};
+    std::vector<zmq::message_t> frames;
+    while (!stopping()) {
+      if (zmq_poll(items, 2, -1) < 0) continue;  // EINTR; nothing else is expected.
+      if (items[1].revents & ZMQ_POLLIN) {
+        for (std::vector<zmq::message_t>& reply : outbox_->Take()) {
+          rpc_internal::SendFrames(router_, reply);
+        }
+      }
+      if (items[0].revents & ZMQ_POLLIN) {
+        for (int i = 0; i < kReceiveBatch && rpc_internal::ReceiveFrames(router_, &frames); ++i) {
+          OnMessage(std::move(frames));
+          frames = std::vector<zmq::message_t>();
+        }
+      }
+    }
+  }
+
+  void SendNow(const std::string& identity, const RpcHeader& request, const absl::Status& status,
+               RpcMessage reply) {
+    std::vector<zmq::message_t> frames = ReplyFrames(identity, request, status, std::move(reply));
+    rpc_internal::SendFrames(router_, frames);
+  }
+
+  // Runs on the socket thread: answers what needs no handler, hands the
+  // rest to a worker. A message without a readable request id is dropped.
+  void OnMessage(std::vector<zmq::message_t> frames) {
+    if (frames.size() < 2) return;
+    absl::StatusOr<RpcHeader> header = DecodeHeader(frames[1]);
+    if (!header.ok() || header->is_reply()) return;
+    std::string identity(frames[0].data<char>(), frames[0].size());
+    const std::string& method = header->method();
+    if (method == "_ping") return SendNow(identity, *header, absl::OkStatus(), {});
+    if (method == "_hello") return SendNow(identity, *header, absl::OkStatus(), {hello_reply_, {}});
+    if (!handlers_.contains(method)) {
+      return SendNow(identity, *header,
+                     absl::UnimplementedError(absl::StrFormat(
+                         "unknown method '%s' on the server at port %d", method, port_)),
+                     {});
+    }
+    auto request = std::make_shared<Request>();
+    request->identity = std::move(identity);
+    request->header = *std::move(header);
+    frames.erase(frames.begin());
+    request->frames = std::move(frames);
+    request->deadline = request->header.timeout_micros() > 0
+                            ? absl::Now() + absl::Microseconds(request->header.timeout_micros())
+                            : absl::InfiniteFuture();
+    workers_->Schedule([this, request] { RunHandler(std::move(*request)); });
+  }
+
+  // Runs on a worker.
+  void RunHandler(Request request) {
+    // A caller that has given up would ignore the reply.
+    if (stopping() || absl::Now() > request.deadline) return;
+    std::shared_ptr<Outbox> outbox = outbox_;
+    std::string identity = std::move(request.identity);
+    RpcHeader header = std::move(request.header);
+    RpcDone reply = [outbox, identity, header](absl::Status status, RpcMessage message) {
+      outbox->Post(ReplyFrames(identity, header, status, std::move(message)));
+    };
+    absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 1);
+    if (!tensors.ok()) {
+      return reply(absl::InvalidArgumentError(absl::StrFormat(
+                       "request for '%s': %s", header.method(), tensors.status().message())),
+                   {});
+    }
+    RpcMessage message{header.body(), *std::move(tensors)};
+    handlers_.at(header.method())(std::move(message), std::move(reply));
+  }
+
+  // Constant after Start.
+  const std::map<std::string, Handler> handlers_;
+  zmq::context_t context_;
+  zmq::socket_t router_;  // Used by the socket thread once it runs.
+  int port_ = 0;
+  std::string ipc_directory_;
+  std::string ipc_endpoint_;
+  std::string hello_reply_;
+  std::shared_ptr<Outbox> outbox_;
+
+  std::atomic<bool> stopping_{false};
+  std::optional<rpc_internal::WorkQueue> workers_;
+  std::thread socket_thread_;
+};
+
+absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(
+    const RpcServerOptions& options, std::map<std::string, Handler> handlers) {
+  auto impl = std::make_unique<Impl>(std::move(handlers), options.handler_threads);
+  RETURN_IF_ERROR(impl->Start(options));
+  return std::unique_ptr<RpcServer>(new RpcServer(std::move(impl)));
+}
+
+RpcServer::RpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RpcServer::~RpcServer() = default;
+
+int RpcServer::port() const { return impl_->port(); }
+std::string RpcServer::ipc_endpoint() const { return impl_->ipc_endpoint(); }
+
+}  // namespace rill
