@@ -56,6 +56,8 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
 [[noreturn]] void RunChild(int to_parent, int from_parent) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
+  // Both handlers answer at once, as the worker's RunGraph and PushTensor.
+  options.inline_methods = {"push", "echo"};
   auto server = RpcServer::Start(
       options, {{"push", [](RpcMessage, RpcDone done) { done(absl::OkStatus(), {}); }},
                 {"echo", [](RpcMessage request, RpcDone done) {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -87,9 +88,12 @@ MasterService::MasterService(const MasterServiceOptions& options)
     : options_(options),
       task_name_(
           absl::StrFormat("/job:%s/replica:0/task:%d", options.task.job, options.task.index)),
-      random_(std::random_device()()) {}
+      random_(std::random_device()()),
+      blocking_pool_(std::make_unique<Eigen::ThreadPool>(2, /*allow_spinning=*/false)) {}
 
 MasterService::~MasterService() {
+  // Runs what is queued first: those tasks use the rest.
+  blocking_pool_.reset();
   std::vector<std::shared_ptr<Session>> sessions;
   {
     absl::MutexLock lock(&mu_);
@@ -109,12 +113,21 @@ const std::vector<std::string>& MasterService::Methods() {
 }
 
 void MasterService::Handle(const std::string& method, RpcMessage request, RpcDone done) {
+  // A step whose plan exists starts at once; everything that may wait for
+  // other tasks (discovery, registration) runs on the master's own threads.
   if (method == "RunStep") return RunStep(std::move(request), std::move(done));
-  if (method == "CreateSession") return CreateSession(std::move(request), std::move(done));
-  if (method == "ExtendSession") return ExtendSession(std::move(request), std::move(done));
-  if (method == "CloseSession") return CloseSession(std::move(request), std::move(done));
-  if (method == "ListDevices") return ListDevices(std::move(done));
-  done(absl::UnimplementedError(absl::StrFormat("the master has no method '%s'", method)), {});
+  auto call = std::make_shared<std::pair<RpcMessage, RpcDone>>(std::move(request), std::move(done));
+  const auto later = [this, call](void (MasterService::*handler)(RpcMessage, RpcDone)) {
+    blocking_pool_->Schedule([this, call, handler] {
+      (this->*handler)(std::move(call->first), std::move(call->second));
+    });
+  };
+  if (method == "CreateSession") return later(&MasterService::CreateSession);
+  if (method == "ExtendSession") return later(&MasterService::ExtendSession);
+  if (method == "CloseSession") return later(&MasterService::CloseSession);
+  if (method == "ListDevices") return later(&MasterService::ListDevices);
+  call->second(absl::UnimplementedError(absl::StrFormat("the master has no method '%s'", method)),
+               {});
 }
 
 absl::StatusOr<MasterService::WorkerCall> MasterService::Worker(const std::string& task) {
@@ -282,29 +295,44 @@ void MasterService::ExtendSession(RpcMessage request, RpcDone done) {
   done(absl::OkStatus(), {});
 }
 
-absl::StatusOr<std::shared_ptr<const MasterService::Plan>> MasterService::BuildPlan(
+absl::StatusOr<std::shared_ptr<const MasterService::Plan>> MasterService::CachedPlan(
     Session& session, const std::vector<std::string>& feeds,
     const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
   absl::MutexLock lock(&session.mu);
   ASSIGN_OR_RETURN(const RunSignature sig, ResolveNames(*session.graph, feeds, fetches, targets));
-  if (auto it = session.plans.find(sig.key); it != session.plans.end()) return it->second;
+  auto it = session.plans.find(sig.key);
+  return it == session.plans.end() ? nullptr : it->second;
+}
 
-  ASSIGN_OR_RETURN(const DeviceSet device_set, DeviceSet::Create(session.devices()));
-  StepPlanParams params;
-  params.graph = session.graph.get();
-  ASSIGN_OR_RETURN(params.nodes, Prune(*session.graph, sig));
-  params.feeds = sig.feeds;
-  params.fetches = sig.fetches;
-  params.device_set = &device_set;
-  params.placer.allow_soft_placement = session.config().allow_soft_placement();
-  params.placer.default_device = task_name_ + "/device:CPU:0";
-  if (session.config().log_device_placement()) params.placement_log = options_.log;
-  ASSIGN_OR_RETURN(PartitionedStep step, PartitionStep(params));
-
+absl::StatusOr<std::shared_ptr<const MasterService::Plan>> MasterService::BuildPlan(
+    Session& session, const std::vector<std::string>& feeds,
+    const std::vector<std::string>& fetches, const std::vector<std::string>& targets) {
   auto plan = std::make_shared<Plan>();
-  plan->feed_order = sig.feed_order;
-  plan->fetch_of = sig.fetch_of;
-  plan->num_fetches = static_cast<int>(sig.fetches.size());
+  std::string key;
+  PartitionedStep step;
+  {
+    absl::MutexLock lock(&session.mu);
+    ASSIGN_OR_RETURN(const RunSignature sig, ResolveNames(*session.graph, feeds, fetches, targets));
+    if (auto it = session.plans.find(sig.key); it != session.plans.end()) return it->second;
+    ASSIGN_OR_RETURN(const DeviceSet device_set, DeviceSet::Create(session.devices()));
+    StepPlanParams params;
+    params.graph = session.graph.get();
+    ASSIGN_OR_RETURN(params.nodes, Prune(*session.graph, sig));
+    params.feeds = sig.feeds;
+    params.fetches = sig.fetches;
+    params.device_set = &device_set;
+    params.placer.allow_soft_placement = session.config().allow_soft_placement();
+    params.placer.default_device = task_name_ + "/device:CPU:0";
+    if (session.config().log_device_placement()) params.placement_log = options_.log;
+    ASSIGN_OR_RETURN(step, PartitionStep(params));
+    key = sig.key;
+    plan->feed_order = sig.feed_order;
+    plan->fetch_of = sig.fetch_of;
+    plan->num_fetches = static_cast<int>(sig.fetches.size());
+  }
+
+  // Registration waits for other tasks: not under the session's lock,
+  // which steps of built plans take.
   for (auto& [device, partition] : step.partitions) {
     ASSIGN_OR_RETURN(std::string task, TaskOfDevice(device));
     RegisterGraphRequest request;
@@ -326,8 +354,11 @@ absl::StatusOr<std::shared_ptr<const MasterService::Plan>> MasterService::BuildP
     }
     plan->parts.push_back(Plan::Part{task, registered.graph_handle(), io});
   }
-  session.plans[sig.key] = plan;
-  return plan;
+  absl::MutexLock lock(&session.mu);
+  auto [it, inserted] = session.plans.emplace(key, plan);
+  // Another step of this signature got there first: keep one plan.
+  if (!inserted) Deregister(*plan);
+  return it->second;
 }
 
 void MasterService::Deregister(const Plan& plan) {
@@ -355,11 +386,24 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
   const std::vector<std::string> feeds(parsed->feeds().begin(), parsed->feeds().end());
   const std::vector<std::string> fetches(parsed->fetches().begin(), parsed->fetches().end());
   const std::vector<std::string> targets(parsed->targets().begin(), parsed->targets().end());
-  absl::StatusOr<std::shared_ptr<const Plan>> plan = BuildPlan(**session, feeds, fetches, targets);
+  absl::StatusOr<std::shared_ptr<const Plan>> plan = CachedPlan(**session, feeds, fetches, targets);
   if (!plan.ok()) return done(plan.status(), {});
+  if (*plan != nullptr) return StartStep(*plan, *parsed, std::move(request), std::move(done));
+  auto call = std::make_shared<std::tuple<RunStepRequest, RpcMessage, RpcDone>>(
+      *std::move(parsed), std::move(request), std::move(done));
+  blocking_pool_->Schedule([this, session = *session, feeds, fetches, targets, call] {
+    auto& [parsed, request, done] = *call;
+    absl::StatusOr<std::shared_ptr<const Plan>> built =
+        BuildPlan(*session, feeds, fetches, targets);
+    if (!built.ok()) return done(built.status(), {});
+    StartStep(*built, parsed, std::move(request), std::move(done));
+  });
+}
 
+void MasterService::StartStep(std::shared_ptr<const Plan> plan, const RunStepRequest& parsed,
+                              RpcMessage request, RpcDone done) {
   auto* step = new Step();
-  step->plan = *plan;
+  step->plan = std::move(plan);
   step->step_id = NewStepId();
   step->done = std::move(done);
   step->remaining.store(static_cast<int>(step->plan->parts.size()));
@@ -367,8 +411,8 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
     absl::MutexLock lock(&step->mu);
     step->fetched.resize(step->plan->num_fetches);
   }
-  const absl::Time deadline = parsed->timeout_in_ms() > 0
-                                  ? absl::Now() + absl::Milliseconds(parsed->timeout_in_ms())
+  const absl::Time deadline = parsed.timeout_in_ms() > 0
+                                  ? absl::Now() + absl::Milliseconds(parsed.timeout_in_ms())
                                   : absl::InfiniteFuture();
   const auto finish = [this](Step* step) {
     absl::Status status;
@@ -458,7 +502,7 @@ void MasterService::CloseSession(RpcMessage request, RpcDone done) {
   done(absl::OkStatus(), {});
 }
 
-void MasterService::ListDevices(RpcDone done) {
+void MasterService::ListDevices(RpcMessage, RpcDone done) {
   GetStatusReply reply;
   for (const std::string& device : DiscoverDevices()) reply.add_devices(device);
   done(absl::OkStatus(), Reply(reply));

@@ -18,7 +18,9 @@
 #include "absl/time/time.h"
 #include "runtime/cluster_spec.h"
 #include "runtime/worker_service.h"
+#include "transport/proto/cluster_rpc.pb.h"
 #include "transport/rpc.h"
+#include "unsupported/Eigen/CXX11/ThreadPool"
 
 namespace rill {
 
@@ -34,6 +36,7 @@ struct MasterServiceOptions {
   absl::Duration discovery_timeout = absl::Seconds(2);
 };
 
+// Handle never blocks: set-up work runs on the master's own threads.
 // Thread safety: all methods may be called concurrently.
 class MasterService {
  public:
@@ -57,7 +60,9 @@ class MasterService {
   void ExtendSession(RpcMessage request, RpcDone done);
   void RunStep(RpcMessage request, RpcDone done);
   void CloseSession(RpcMessage request, RpcDone done);
-  void ListDevices(RpcDone done);
+  void ListDevices(RpcMessage request, RpcDone done);
+  void StartStep(std::shared_ptr<const Plan> plan, const RunStepRequest& parsed, RpcMessage request,
+                 RpcDone done);
 
   absl::StatusOr<WorkerCall> Worker(const std::string& task);
   absl::StatusOr<RpcMessage> CallWorker(const std::string& task, const std::string& method,
@@ -65,6 +70,12 @@ class MasterService {
   // Every task's devices (discovery_timeout per task, in parallel).
   std::vector<std::string> DiscoverDevices();
   absl::StatusOr<std::shared_ptr<Session>> FindSession(const std::string& handle);
+  // The signature's plan when it was built before, else nullptr. Errors:
+  // bad names (quick: no other task is asked).
+  absl::StatusOr<std::shared_ptr<const Plan>> CachedPlan(Session& session,
+                                                         const std::vector<std::string>& feeds,
+                                                         const std::vector<std::string>& fetches,
+                                                         const std::vector<std::string>& targets);
   absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(Session& session,
                                                         const std::vector<std::string>& feeds,
                                                         const std::vector<std::string>& fetches,
@@ -78,6 +89,9 @@ class MasterService {
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::unique_ptr<RpcClient>> workers_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);
+  // Where calls that wait for other tasks run, so that the transport's
+  // threads never block on them.
+  std::unique_ptr<Eigen::ThreadPool> blocking_pool_;
 };
 
 }  // namespace rill

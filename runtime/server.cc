@@ -69,6 +69,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& given
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
   rpc.bind_ipc = given.bind_ipc;
+  rpc.inline_methods = WorkerService::NonBlockingMethods();
+  for (const std::string& method : MasterService::Methods()) rpc.inline_methods.insert(method);
   std::map<std::string, RpcServer::Handler> handlers;
   Server* raw = server.get();
   for (const auto* methods : {&MasterService::Methods(), &WorkerService::Methods()}) {

@@ -70,6 +70,10 @@ const std::vector<std::string>& WorkerService::Methods() {
   return *methods;
 }
 
+std::set<std::string> WorkerService::NonBlockingMethods() {
+  return {"GetStatus", "RunGraph", "DeregisterGraph", "PushTensor", "AbortStep"};
+}
+
 void WorkerService::Handle(const std::string& method, RpcMessage request, RpcDone done) {
   if (method == "RunGraph") return RunGraph(std::move(request), std::move(done));
   if (method == "PushTensor") return PushTensor(std::move(request), std::move(done));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ class WorkerService {
   // once; malformed requests get INVALID_ARGUMENT.
   void Handle(const std::string& method, RpcMessage request, RpcDone done);
   static const std::vector<std::string>& Methods();
+  // Those that only start work or answer at once (RunGraph starts the
+  // executor on its pool): the transport may run them on its socket thread.
+  static std::set<std::string> NonBlockingMethods();
 
  private:
   struct RegisteredGraph;

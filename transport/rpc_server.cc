@@ -121,10 +121,11 @@ absl::StatusOr<std::string> MakeIpcDirectory() {
 
 class RpcServer::Impl {
  public:
-  Impl(std::map<std::string, Handler> handlers, int handler_threads)
+  Impl(std::map<std::string, Handler> handlers, const RpcServerOptions& options)
       : handlers_(std::move(handlers)),
+        inline_methods_(options.inline_methods),
         router_(context_, zmq::socket_type::router),
-        workers_(std::in_place, std::max(handler_threads, 1)) {}
+        workers_(std::in_place, std::max(options.handler_threads, 1)) {}
 
   ~Impl() {
     stopping_.store(true, std::memory_order_release);  // Read by workers and the socket thread.
@@ -240,10 +241,11 @@ class RpcServer::Impl {
     request->deadline = request->header.timeout_micros() > 0
                             ? absl::Now() + absl::Microseconds(request->header.timeout_micros())
                             : absl::InfiniteFuture();
+    if (inline_methods_.contains(request->header.method())) return RunHandler(std::move(*request));
     workers_->Schedule([this, request] { RunHandler(std::move(*request)); });
   }
 
-  // Runs on a worker.
+  // Runs on a worker, or on the socket thread for inline methods.
   void RunHandler(Request request) {
     // A caller that has given up would ignore the reply.
     if (stopping() || absl::Now() > request.deadline) return;
@@ -265,6 +267,7 @@ class RpcServer::Impl {
 
   // Constant after Start.
   const std::map<std::string, Handler> handlers_;
+  const std::set<std::string> inline_methods_;
   zmq::context_t context_;
   zmq::socket_t router_;  // Used by the socket thread once it runs.
   int port_ = 0;
@@ -280,7 +283,7 @@ class RpcServer::Impl {
 
 absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(
     const RpcServerOptions& options, std::map<std::string, Handler> handlers) {
-  auto impl = std::make_unique<Impl>(std::move(handlers), options.handler_threads);
+  auto impl = std::make_unique<Impl>(std::move(handlers), options);
   RETURN_IF_ERROR(impl->Start(options));
   return std::unique_ptr<RpcServer>(new RpcServer(std::move(impl)));
 }

@@ -192,6 +192,33 @@ TEST(Rpc, CallFailsAtItsDeadlineWhenTheHandlerNeverReplies) {
               StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr(expected)));
 }
 
+TEST(Rpc, InlineMethodsAreAnsweredWhileEveryHandlerThreadIsBusy) {
+  absl::Notification release;
+  absl::Notification blocking;
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  options.handler_threads = 1;
+  options.inline_methods = {"Echo"};
+  ASSERT_OK_AND_ASSIGN(
+      auto server,
+      RpcServer::Start(options, {{"Echo", Echo}, {"Block", [&](RpcMessage, RpcDone done) {
+                                                    blocking.Notify();
+                                                    release.WaitForNotification();
+                                                    done(absl::OkStatus(), {});
+                                                  }}}));
+  auto client = Connect(server->port());
+  CallResult blocked;
+  client->Call("Block", {}, In(absl::Seconds(20)), blocked.Callback());
+  blocking.WaitForNotification();
+  // The one handler thread is held; Echo runs on the socket thread.
+  ASSERT_OK_AND_ASSIGN(RpcMessage reply,
+                       client->CallSync("Echo", {"abc", {}}, In(absl::Seconds(20))));
+  EXPECT_EQ(reply.body, "cba");
+  release.Notify();
+  blocked.done.WaitForNotification();
+  EXPECT_OK(blocked.status);
+}
+
 TEST(Rpc, OutstandingCallsFailUnavailableWhenThePeerGoesAway) {
   Hang hang;
   auto server = StartServer({{"Hang", hang.Handler()}});

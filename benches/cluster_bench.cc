@@ -1,0 +1,97 @@
+// What a step costs on a cluster: the same small graph through a local
+// session and through a session on a one-task cluster (client and server
+// in this process, over ZeroMQ), beside one bare RPC round trip to the
+// same server. A step that needs no network should cost a local step plus
+// one round trip.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "graph/tensor.h"
+#include "ops/ops.h"
+#include "ops/variable.h"
+#include "runtime/server.h"
+#include "runtime/session.h"
+#include "transport/rpc.h"
+
+namespace rill {
+namespace {
+
+std::FILE* QuietLog() {
+  static std::FILE* const log = std::tmpfile();
+  return log;
+}
+
+// y = x * w + 1 with w on `ps` and the rest on `worker`.
+GraphDef SmallGraph(const std::string& ps, const std::string& worker) {
+  const Scope root = ops::NewRootScope();
+  const Scope on_worker = root.WithDevice(worker);
+  const Output x = ops::Placeholder(on_worker.WithOpName("x"), DT_FLOAT);
+  const Variable w(root.WithDevice(ps), "w", Tensor::FromVector<float>({2}, TensorShape({1})));
+  ops::Add(on_worker.WithOpName("y"), ops::Mul(on_worker, x, w),
+           ops::Const(on_worker, Tensor::Scalar<float>(1), DT_FLOAT));
+  GlobalVariablesInitializer(root);
+  absl::StatusOr<GraphDef> graph = root.ToGraphDef();
+  return graph.ok() ? *graph : GraphDef();
+}
+
+void RunSteps(benchmark::State& state, Session* session) {
+  if (session == nullptr || !session->Run({}, {}, {"init"}).ok()) {
+    state.SkipWithError("setting up the session failed");
+    return;
+  }
+  const Tensor x = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({4}));
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<Tensor>> out = session->Run({{"x", x}}, {"y"});
+    if (!out.ok()) {
+      state.SkipWithError(std::string(out.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out->data());
+  }
+}
+
+std::unique_ptr<Session> Connect(const std::string& target, const GraphDef& graph) {
+  SessionOptions options;
+  options.target = target;
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, graph);
+  return session.ok() ? *std::move(session) : nullptr;
+}
+
+void BM_LocalSessionStep(benchmark::State& state) {
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      NewSession(SessionOptions(), SmallGraph("", ""));
+  RunSteps(state, session.ok() ? session->get() : nullptr);
+}
+
+void BM_ClusterStepOneTask(benchmark::State& state) {
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
+  if (!server.ok()) return state.SkipWithError("no server");
+  std::unique_ptr<Session> session = Connect((*server)->target(), SmallGraph("", ""));
+  RunSteps(state, session.get());
+}
+
+void BM_RpcRoundTrip(benchmark::State& state) {
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
+  if (!server.ok()) return state.SkipWithError("no server");
+  RpcClientOptions options;
+  options.address = (*server)->target().substr(6);
+  absl::StatusOr<std::unique_ptr<RpcClient>> client = RpcClient::Connect(options);
+  if (!client.ok()) return state.SkipWithError("no client");
+  for (auto _ : state) {
+    if (!(*client)->CallSync("_ping", RpcMessage(), absl::Now() + absl::Seconds(10)).ok()) {
+      return state.SkipWithError("ping failed");
+    }
+  }
+}
+
+BENCHMARK(BM_LocalSessionStep)->UseRealTime();
+BENCHMARK(BM_ClusterStepOneTask)->UseRealTime();
+BENCHMARK(BM_RpcRoundTrip)->UseRealTime();
+
+}  // namespace
+}  // namespace rill
+
+BENCHMARK_MAIN();
