@@ -1,5 +1,7 @@
 #include "cli/flags.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace rill::cli {
@@ -45,6 +47,13 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string> &args,
     }
   }
   return parsed;
+}
+
+std::string OneLine(std::string_view message) {
+  std::string out(message);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  std::replace(out.begin(), out.end(), '\r', ' ');
+  return out;
 }
 
 }  // namespace rill::cli

@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,9 @@ struct ParsedArgs {
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::set<std::string>& value_options,
                                      const std::set<std::string>& switch_options);
+
+// Status messages may span lines; a command's error is one line.
+std::string OneLine(std::string_view message);
 
 }  // namespace rill::cli
 

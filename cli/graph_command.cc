@@ -15,15 +15,6 @@ namespace {
 
 constexpr char kUsage[] = "usage: rill graph FILE [--to-text OUT | --to-binary OUT]\n";
 
-// Status messages may span lines (protobuf's); the contract is one line.
-std::string OneLine(std::string_view message) {
-  std::string out(message);
-  for (char &c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return out;
-}
-
 int Fail(const absl::Status &status) {
   fmt::print(stderr, "rill graph: {}\n", OneLine(std::string(status.message())));
   return 1;

@@ -217,14 +217,6 @@ absl::Status Place(const PlaceFlags& flags) {
   return absl::OkStatus();
 }
 
-// Status messages may span lines; the contract is one line.
-std::string OneLine(std::string_view message) {
-  std::string out(message);
-  std::replace(out.begin(), out.end(), '\n', ' ');
-  std::replace(out.begin(), out.end(), '\r', ' ');
-  return out;
-}
-
 }  // namespace
 
 int RunPlaceCommand(const std::vector<std::string>& args) {

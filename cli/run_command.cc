@@ -383,14 +383,6 @@ absl::Status Run(const RunFlags& flags) {
   return session->Close();
 }
 
-// Status messages may span lines; the contract is one line.
-std::string OneLine(std::string_view message) {
-  std::string out(message);
-  std::replace(out.begin(), out.end(), '\n', ' ');
-  std::replace(out.begin(), out.end(), '\r', ' ');
-  return out;
-}
-
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args) {

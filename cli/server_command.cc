@@ -58,7 +58,8 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
 int RunServerCommand(const std::vector<std::string>& args) {
   absl::StatusOr<ServerOptions> options = ParseServerFlags(args);
   if (!options.ok()) {
-    fmt::print(stderr, "rill server: {}\n{}", std::string(options.status().message()), kUsage);
+    fmt::print(stderr, "rill server: {}\n{}", OneLine(std::string(options.status().message())),
+               kUsage);
     return 2;
   }
   // Blocked before any thread starts, so that every thread inherits the
@@ -70,7 +71,7 @@ int RunServerCommand(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   absl::StatusOr<std::unique_ptr<Server>> server = Server::Create(*options);
   if (!server.ok()) {
-    fmt::print(stderr, "rill server: {}\n", std::string(server.status().message()));
+    fmt::print(stderr, "rill server: {}\n", OneLine(std::string(server.status().message())));
     return 1;
   }
   int signal = 0;

@@ -13,26 +13,13 @@
 #include "ops/registry.h"
 #include "placement/device_set.h"
 #include "runtime/remote_rendezvous.h"
+#include "runtime/rpc_body.h"
 #include "runtime/run_signature.h"
 #include "runtime/step_plan.h"
 #include "transport/proto/cluster_rpc.pb.h"
 
 namespace rill {
 namespace {
-
-template <typename Proto>
-absl::StatusOr<Proto> ParseBody(const RpcMessage& message, const char* method) {
-  Proto proto;
-  if (!proto.ParseFromString(message.body)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: the request body is not a valid %s", method, proto.GetTypeName()));
-  }
-  return proto;
-}
-
-RpcMessage Reply(const google::protobuf::Message& body) {
-  return RpcMessage{body.SerializeAsString(), {}};
-}
 
 // Registration and discovery are quick; a worker that takes longer is
 // treated as gone.

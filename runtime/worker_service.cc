@@ -8,25 +8,12 @@
 #include "graph/device_spec.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
+#include "runtime/rpc_body.h"
 #include "runtime/step_plan.h"
 #include "transport/proto/cluster_rpc.pb.h"
 
 namespace rill {
 namespace {
-
-template <typename Proto>
-absl::StatusOr<Proto> ParseBody(const RpcMessage& message, const char* method) {
-  Proto proto;
-  if (!proto.ParseFromString(message.body)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: the request body is not a valid %s", method, proto.GetTypeName()));
-  }
-  return proto;
-}
-
-RpcMessage Reply(const google::protobuf::Message& body) {
-  return RpcMessage{body.SerializeAsString(), {}};
-}
 
 int Threads(int requested) {
   return requested > 0 ? requested

@@ -127,7 +127,53 @@ class RpcClient::Impl {
     absl::Time start;
     absl::Time deadline;
     Finish finish;
+    bool large = false;
   };
+
+  // Big transfers go one or two at a time: more of them in flight on one
+  // connection only slows each down (2-4x measured on 2 cores).
+  static constexpr size_t kLargeBytes = size_t{256} << 10;
+  static constexpr int kMaxLargeInFlight = 2;
+
+  static bool IsLarge(const Outgoing& call) {
+    size_t bytes = 0;
+    for (const zmq::message_t& frame : call.tensor_frames) bytes += frame.size();
+    return bytes >= kLargeBytes;
+  }
+
+  int LargeInFlight() const {
+    int large = 0;
+    for (const auto& [id, call] : pending_) large += call.large ? 1 : 0;
+    return large;
+  }
+
+  // Sends `call`, or holds it while kMaxLargeInFlight large calls are out
+  // (in order: a held call is never overtaken by a later large one).
+  void SendOrHold(Outgoing call) {
+    if (IsLarge(call) && (!held_.empty() || LargeInFlight() >= kMaxLargeInFlight)) {
+      held_.push_back(std::move(call));
+    } else {
+      Send(std::move(call));
+    }
+  }
+
+  // Sends held calls while there is room, and fails those past their
+  // deadline.
+  void ReleaseHeld(absl::Time now) {
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (it->deadline > now) {
+        ++it;
+        continue;
+      }
+      it->finish({DeadlineExceeded(it->method, now, it->deadline), {}, {}});
+      it = held_.erase(it);
+    }
+    while (!held_.empty() && LargeInFlight() < kMaxLargeInFlight) {
+      Outgoing call = std::move(held_.front());
+      held_.pop_front();
+      Send(std::move(call));
+    }
+  }
 
   void Enqueue(const std::string& method, RpcMessage request, absl::Time deadline, Finish finish) {
     Outgoing call{method, {}, {}, deadline, std::move(finish)};
@@ -181,9 +227,11 @@ class RpcClient::Impl {
         }
         if (stopping) {
           for (Outgoing& call : taken) call.finish({Cancelled(call.method), {}, {}});
+          for (Outgoing& call : held_) call.finish({Cancelled(call.method), {}, {}});
+          held_.clear();
           break;
         }
-        for (Outgoing& call : taken) Send(std::move(call));
+        for (Outgoing& call : taken) SendOrHold(std::move(call));
         taken.clear();
       }
       if (items[1].revents & ZMQ_POLLIN) ReceiveAll(tcp_);
@@ -191,6 +239,7 @@ class RpcClient::Impl {
       const absl::Time now = absl::Now();
       ExpireDeadlines(now);
       CheckHeartbeat(now);
+      ReleaseHeld(now);
     }
     for (auto& [id, call] : pending_) call.finish({Cancelled(call.method), {}, {}});
     pending_.clear();
@@ -201,6 +250,7 @@ class RpcClient::Impl {
   long PollTimeoutMillis(absl::Time now) const {
     absl::Time next = absl::InfiniteFuture();
     if (!deadlines_.empty()) next = deadlines_.begin()->first;
+    for (const Outgoing& call : held_) next = std::min(next, call.deadline);
     if (!pending_.empty()) {
       next = std::min(next, last_heard_ + options_.heartbeat_timeout);
       next = std::min(next, std::max(last_heard_, last_ping_) + options_.heartbeat_interval);
@@ -221,6 +271,7 @@ class RpcClient::Impl {
   }
 
   void Send(Outgoing call) {
+    const bool large = IsLarge(call);
     const absl::Time now = absl::Now();
     if (now >= call.deadline) {
       return call.finish({DeadlineExceeded(call.method, now, call.deadline), {}, {}});
@@ -245,8 +296,8 @@ class RpcClient::Impl {
     // Silence is only counted while someone waits.
     if (pending_.empty()) last_heard_ = now;
     deadlines_.emplace(call.deadline, last_id_);
-    pending_.emplace(last_id_,
-                     Pending{std::move(call.method), now, call.deadline, std::move(call.finish)});
+    pending_.emplace(last_id_, Pending{std::move(call.method), now, call.deadline,
+                                       std::move(call.finish), large});
   }
 
   void ReceiveAll(zmq::socket_t& socket) {
@@ -355,6 +406,7 @@ class RpcClient::Impl {
   uint64_t hello_id_ = 0;  // 0: no hello outstanding.
   std::unordered_map<uint64_t, Pending> pending_;
   std::set<std::pair<absl::Time, uint64_t>> deadlines_;
+  std::deque<Outgoing> held_;  // Large calls waiting for room.
   absl::Time last_heard_;
   absl::Time last_ping_;
   std::thread io_thread_;

@@ -553,30 +553,45 @@ struct CutStep {
 
 // The receiver half starts first on the pool (its _Recv waits without
 // holding a thread), then the sender half runs on this thread.
-absl::StatusOr<CutStep> RunCutGraph(const CutGraph& cut, Device* device,
-                                    Eigen::ThreadPoolInterface* pool) {
+// An executor per half of `cut`; the receiver fetches y.
+struct CutExecutors {
+  std::unique_ptr<Executor> receiver;
+  std::unique_ptr<Executor> sender;
+};
+
+absl::StatusOr<CutExecutors> MakeCutExecutors(const CutGraph& cut, Device* device,
+                                              Eigen::ThreadPoolInterface* pool) {
   Executor::Params params;
   params.device = device;
   params.registry = &TestKernels();
   params.inter_op_pool = pool;
   params.graph = cut.receiver.get();
   params.fetches = {{cut.receiver->FindNode("y"), 0}};
-  ASSIGN_OR_RETURN(auto receiver, Executor::Create(params));
+  CutExecutors executors;
+  ASSIGN_OR_RETURN(executors.receiver, Executor::Create(params));
   params.graph = cut.sender.get();
   params.fetches = {};
-  ASSIGN_OR_RETURN(auto sender, Executor::Create(params));
+  ASSIGN_OR_RETURN(executors.sender, Executor::Create(params));
+  return executors;
+}
+
+absl::StatusOr<CutStep> RunCutGraph(const CutGraph& cut, Device* device,
+                                    Eigen::ThreadPoolInterface* pool) {
+  ASSIGN_OR_RETURN(CutExecutors executors, MakeCutExecutors(cut, device, pool));
+  Executor& receiver = *executors.receiver;
+  Executor& sender = *executors.sender;
 
   LocalRendezvous rendezvous;
   Executor::Args args;
   args.rendezvous = &rendezvous;
   CutStep step;
   absl::Notification received;
-  receiver->RunAsync(args, &step.fetched, [&](absl::Status status) {
+  receiver.RunAsync(args, &step.fetched, [&](absl::Status status) {
     step.receiver = std::move(status);
     received.Notify();
   });
   std::vector<Tensor> nothing;
-  step.sender = sender->Run(args, &nothing);
+  step.sender = sender.Run(args, &nothing);
   received.WaitForNotification();
   return step;
 }
@@ -625,20 +640,12 @@ struct InlineCutStep {
 
 InlineCutStep RunCutGraphInline(const CutGraph& cut, Device* device,
                                 Eigen::ThreadPoolInterface* pool) {
-  Executor::Params params;
-  params.device = device;
-  params.registry = &TestKernels();
-  params.inter_op_pool = pool;
-  params.graph = cut.receiver.get();
-  params.fetches = {{cut.receiver->FindNode("y"), 0}};
-  auto receiver = Executor::Create(params);
-  params.graph = cut.sender.get();
-  params.fetches = {};
-  auto sender = Executor::Create(params);
-  EXPECT_OK(receiver);
-  EXPECT_OK(sender);
+  absl::StatusOr<CutExecutors> executors = MakeCutExecutors(cut, device, pool);
+  EXPECT_OK(executors);
   InlineCutStep step;
-  if (!receiver.ok() || !sender.ok()) return step;
+  if (!executors.ok()) return step;
+  Executor& receiver = *executors->receiver;
+  Executor& sender = *executors->sender;
   LocalRendezvous rendezvous;
   Executor::Args args;
   args.rendezvous = &rendezvous;
@@ -647,11 +654,11 @@ InlineCutStep RunCutGraphInline(const CutGraph& cut, Device* device,
   std::vector<Tensor> nothing;
   {
     InlineContinuations scope;
-    (*receiver)->RunAsyncStartingHere(args, &step.fetched, [&](absl::Status status) {
+    receiver.RunAsyncStartingHere(args, &step.fetched, [&](absl::Status status) {
       step.receiver = std::move(status);
       received.Notify();
     });
-    (*sender)->RunAsyncStartingHere(args, &nothing, [&](absl::Status status) {
+    sender.RunAsyncStartingHere(args, &nothing, [&](absl::Status status) {
       step.sender = std::move(status);
       sent.Notify();
     });

@@ -219,6 +219,46 @@ TEST(Rpc, InlineMethodsAreAnsweredWhileEveryHandlerThreadIsBusy) {
   EXPECT_OK(blocked.status);
 }
 
+TEST(Rpc, AtMostTwoLargeCallsAreInFlightPerPeer) {
+  Hang hang;
+  auto server = StartServer({{"Hang", hang.Handler()}, {"Echo", Echo}});
+  ASSERT_NE(server, nullptr);
+  auto client = Connect(server->port());
+  const Tensor megabyte(DT_FLOAT, TensorShape({256 << 10}));
+  std::vector<std::unique_ptr<CallResult>> calls;
+  for (int i = 0; i < 5; ++i) {
+    calls.push_back(std::make_unique<CallResult>());
+    client->Call("Hang", {"", {megabyte}}, In(absl::Seconds(20)), calls.back()->Callback());
+  }
+  const auto held = [&] {
+    absl::MutexLock lock(&hang.mu);
+    return hang.held.size();
+  };
+  const auto wait_for = [&](size_t count) {
+    for (int i = 0; i < 2000 && held() < count; ++i) absl::SleepFor(absl::Milliseconds(5));
+    return held();
+  };
+  ASSERT_EQ(wait_for(2), 2u);
+  // Small calls are not held back by the large ones.
+  ASSERT_OK(client->CallSync("Echo", {"x", {}}, In(absl::Seconds(20))).status());
+  EXPECT_EQ(held(), 2u);
+  // Each reply lets one more through, until all five have arrived.
+  for (size_t answered = 0; answered < 5; ++answered) {
+    ASSERT_GE(wait_for(answered + 1), answered + 1);
+    RpcDone done;
+    {
+      absl::MutexLock lock(&hang.mu);
+      EXPECT_LE(hang.held.size() - answered, 2u);
+      done = std::move(hang.held[answered]);
+    }
+    done(absl::OkStatus(), {});
+  }
+  for (const auto& call : calls) {
+    call->done.WaitForNotification();
+    EXPECT_OK(call->status);
+  }
+}
+
 TEST(Rpc, OutstandingCallsFailUnavailableWhenThePeerGoesAway) {
   Hang hang;
   auto server = StartServer({{"Hang", hang.Handler()}});
