@@ -103,6 +103,8 @@ class RpcClient {
   // `done` runs on the client's one callback thread, in completion order;
   // it may call this client again.
   void Call(const std::string& method, RpcMessage request, absl::Time deadline, RpcDone done);
+  // As Call, waiting on this thread: it sends and receives on a socket of
+  // its own, without the I/O thread's two hand-offs.
   absl::StatusOr<RpcMessage> CallSync(const std::string& method, RpcMessage request,
                                       absl::Time deadline);
 

@@ -281,6 +281,29 @@ TEST(Rpc, OutstandingCallsFailUnavailableWhenThePeerGoesAway) {
   EXPECT_THAT(second.status, StatusIs(absl::StatusCode::kUnavailable, HasSubstr(expected)));
 }
 
+TEST(Rpc, CallSyncFailsUnavailableWhenThePeerGoesAway) {
+  Hang hang;
+  auto server = StartServer({{"Hang", hang.Handler()}});
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  auto client = Connect(port);
+  absl::StatusOr<RpcMessage> result;
+  std::thread caller([&] { result = client->CallSync("Hang", {}, absl::InfiniteFuture()); });
+  for (int i = 0; i < 2000; ++i) {
+    {
+      absl::MutexLock lock(&hang.mu);
+      if (!hang.held.empty()) break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  server.reset();
+  caller.join();
+  EXPECT_THAT(
+      result,
+      StatusIs(absl::StatusCode::kUnavailable,
+               HasSubstr(absl::StrFormat("call Hang: peer 127.0.0.1:%d stopped answering", port))));
+}
+
 TEST(Rpc, HandlerDoesNotRunForACallerThatGaveUp) {
   absl::Notification release;
   std::atomic<int> late_runs{0};
