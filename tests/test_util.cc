@@ -1,5 +1,7 @@
 #include "tests/test_util.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +27,36 @@ std::string EnvOrDie(const char* name) {
 
 std::string TestDataDir() { return EnvOrDie("RILL_TESTDATA"); }
 std::string SourceRoot() { return EnvOrDie("RILL_SOURCE_ROOT"); }
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+Tensor RegressionXs() {
+  std::vector<float> x(100);
+  for (int i = 0; i < 100; ++i) x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
+  return Tensor::FromVector<float>(x, {100});
+}
+
+Tensor RegressionYs() {
+  const Tensor x = RegressionXs();
+  std::vector<float> y(100);
+  for (int i = 0; i < 100; ++i) y[i] = 0.1f * x.data<float>()[i] + 0.3f;
+  return Tensor::FromVector<float>(y, {100});
+}
 
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

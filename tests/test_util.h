@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
+#include "graph/tensor.h"
 #include "gtest/gtest.h"
 
 namespace rill::testing {
@@ -17,6 +18,14 @@ namespace rill::testing {
 std::string TestDataDir();
 // The source tree root (from RILL_SOURCE_ROOT).
 std::string SourceRoot();
+// A port of 127.0.0.1 that nobody listened on a moment ago (0 if none).
+int FreePort();
+
+// The data the regression graphs' users feed (testdata/tf_graphs/README):
+// 100 points x in [-1, 1) and y = 0.1 x + 0.3.
+Tensor RegressionXs();
+Tensor RegressionYs();
+
 // Reads a whole file; fails the test when it cannot.
 std::string ReadFileOrDie(const std::string& path);
 // A fresh directory under the system temp dir, removed by nobody (tests

@@ -18,6 +18,8 @@
 namespace rill {
 namespace {
 
+using ::rill::testing::RegressionXs;
+using ::rill::testing::RegressionYs;
 using ::testing::HasSubstr;
 using testing::StatusIs;
 
@@ -70,21 +72,6 @@ class RunCommand : public ::testing::Test {
 
   const std::string dir_ = testing::MakeTempDir();
 };
-
-// The regression example's users feed 100 points x in [-1, 1) with
-// y = 0.1 x + 0.3, run `init` once and `train` 201 times.
-Tensor RegressionXs() {
-  std::vector<float> x(100);
-  for (int i = 0; i < 100; ++i) x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
-  return Tensor::FromVector<float>(x, {100});
-}
-
-Tensor RegressionYs() {
-  const Tensor x = RegressionXs();
-  std::vector<float> y(100);
-  for (int i = 0; i < 100; ++i) y[i] = 0.1f * x.data<float>()[i] + 0.3f;
-  return Tensor::FromVector<float>(y, {100});
-}
 
 TEST_F(RunCommand, TrainsTheRegressionGraph) {
   const RunResult r =

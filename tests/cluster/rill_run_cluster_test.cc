@@ -17,22 +17,10 @@ namespace rill {
 namespace {
 
 using ::rill::testing::BoundedRun;
+using ::rill::testing::RegressionXs;
+using ::rill::testing::RegressionYs;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
-
-// The regression example's data: 100 points x in [-1, 1), y = 0.1 x + 0.3.
-Tensor RegressionXs() {
-  std::vector<float> x(100);
-  for (int i = 0; i < 100; ++i) x[i] = -1.0f + 2.0f * static_cast<float>(i) / 100.0f;
-  return Tensor::FromVector<float>(x, {100});
-}
-
-Tensor RegressionYs() {
-  const Tensor x = RegressionXs();
-  std::vector<float> y(100);
-  for (int i = 0; i < 100; ++i) y[i] = 0.1f * x.data<float>()[i] + 0.3f;
-  return Tensor::FromVector<float>(y, {100});
-}
 
 // The single value printed for `name` by --json.
 std::optional<float> JsonScalar(const std::string& out, const std::string& name) {

@@ -118,23 +118,6 @@ std::vector<std::string> Hosts(int count) {
 
 }  // namespace
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Spawn(
     const std::vector<std::string>& args, const std::map<std::string, std::string>& env) {
   std::string dir = MakeTempDir();

@@ -14,11 +14,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "runtime/cluster_spec.h"
+#include "tests/test_util.h"
 
 namespace rill::testing {
-
-// A port of 127.0.0.1 that nobody listened on a moment ago.
-int FreePort();
 
 struct ExitStatus {
   bool exited = false;     // False when killed by a signal (or never ended).
