@@ -71,9 +71,10 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
   zmq::socket_t router(context, zmq::socket_type::router);
   router.set(zmq::sockopt::linger, 0);
   router.bind("tcp://127.0.0.1:0");
+  // last_endpoint names the latest bind, so it is read before the ipc one.
+  const std::string raw_tcp = router.get(zmq::sockopt::last_endpoint);
   const std::string raw_ipc = "ipc:///tmp/rill-transport-bench-" + std::to_string(getpid());
   router.bind(raw_ipc);
-  const std::string raw_tcp = router.get(zmq::sockopt::last_endpoint);
   const std::string line = std::to_string((*server)->port()) + " " + raw_tcp + " " + raw_ipc;
   if (write(to_parent, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     std::_Exit(1);
@@ -213,8 +214,8 @@ BENCHMARK(BM_RawZmqTransfer)
     ->Arg(1 << 20)
     ->Arg(16 << 20)
     ->UseRealTime();
-BENCHMARK(BM_TensorTransferIpc)->Arg(1 << 20)->UseRealTime();
-BENCHMARK(BM_RawZmqTransferIpc)->Arg(1 << 20)->UseRealTime();
+BENCHMARK(BM_TensorTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
+BENCHMARK(BM_RawZmqTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_SmallRpcRoundTrip)->UseRealTime();
 BENCHMARK(BM_RawZmqRoundTrip)->UseRealTime();
 
