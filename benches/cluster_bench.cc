@@ -1,8 +1,8 @@
 // What a step costs on a cluster: the same small graph through a local
 // session and through a session on a one-task cluster (client and server
 // in this process, over ZeroMQ), beside one bare RPC round trip to the
-// same server. A step that needs no network should cost a local step plus
-// one round trip.
+// same server and one that carries the step's feed and fetch. A step that
+// needs no network should cost a local step plus one round trip.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -87,9 +87,33 @@ void BM_RpcRoundTrip(benchmark::State& state) {
   }
 }
 
+// The round trip a step's messages make: the feed x goes out and a tensor
+// of its size comes back, through a server whose handler answers at once.
+void BM_RpcEchoRoundTrip(benchmark::State& state) {
+  RpcServerOptions server_options;
+  server_options.bind_address = "tcp://127.0.0.1:0";
+  server_options.inline_methods = {"echo"};
+  absl::StatusOr<std::unique_ptr<RpcServer>> server = RpcServer::Start(
+      server_options, {{"echo", [](RpcMessage request, RpcDone done) {
+                          done(absl::OkStatus(), {"", std::move(request.tensors)});
+                        }}});
+  if (!server.ok()) return state.SkipWithError("no server");
+  RpcClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string((*server)->port());
+  absl::StatusOr<std::unique_ptr<RpcClient>> client = RpcClient::Connect(options);
+  if (!client.ok()) return state.SkipWithError("no client");
+  const Tensor x = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({4}));
+  for (auto _ : state) {
+    if (!(*client)->CallSync("echo", {"", {x}}, absl::Now() + absl::Seconds(10)).ok()) {
+      return state.SkipWithError("echo failed");
+    }
+  }
+}
+
 BENCHMARK(BM_LocalSessionStep)->UseRealTime();
 BENCHMARK(BM_ClusterStepOneTask)->UseRealTime();
 BENCHMARK(BM_RpcRoundTrip)->UseRealTime();
+BENCHMARK(BM_RpcEchoRoundTrip)->UseRealTime();
 
 }  // namespace
 }  // namespace rill

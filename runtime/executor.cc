@@ -402,16 +402,22 @@ absl::Status Executor::Run(const Args& args, std::vector<Tensor>* fetched) const
 }
 
 void Executor::RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const {
-  Begin(args, fetched, std::move(done), /*on_this_thread=*/false);
+  Begin(args, fetched, std::move(done), StartOn::kPool);
 }
 
 void Executor::RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
                                     DoneCallback done) const {
-  Begin(args, fetched, std::move(done), /*on_this_thread=*/true);
+  Begin(args, fetched, std::move(done), StartOn::kThisThread);
+}
+
+void Executor::RunAsyncQuickHere(const Args& args, std::vector<Tensor>* fetched,
+                                 DoneCallback done) const {
+  Begin(args, fetched, std::move(done),
+        parallel_nodes_ ? StartOn::kThisThreadQuickOnly : StartOn::kPool);
 }
 
 void Executor::Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
-                     bool on_this_thread) const {
+                     StartOn start_on) const {
   if (absl::Status status = CheckFeeds(args); !status.ok()) {
     done(std::move(status));
     return;
@@ -419,11 +425,19 @@ void Executor::Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallbac
   Step* step = StartStep(args, fetched, std::move(done));
   if (roots_.empty()) {
     Finish(step);
-  } else if (on_this_thread) {
-    InlineContinuations scope;
-    Process(step, roots_);
-  } else {
-    ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
+    return;
+  }
+  switch (start_on) {
+    case StartOn::kPool:
+      return ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
+    case StartOn::kThisThread: {
+      InlineContinuations scope;
+      return Process(step, roots_);
+    }
+    case StartOn::kThisThreadQuickOnly:
+      // No InlineContinuations scope: what another partition readies from
+      // here must not wait for (or run on) this thread.
+      return ProcessQuick(step, roots_);
   }
 }
 
@@ -470,6 +484,41 @@ void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
       return;
     }
     Dispatch(step, &expensive, &ready);
+  }
+}
+
+void Executor::ProcessQuick(Step* step, absl::Span<const int32_t> first) const {
+  const auto start = std::chrono::steady_clock::now();
+  ReadyList ready;
+  ReadyList readied(first.begin(), first.end());
+  for (;;) {
+    // Only after the readied nodes have been counted (below) may any of
+    // them go to another thread, as in Process.
+    for (int32_t id : readied) {
+      if (MayRunLong(id)) {
+        ProcessOnPool(step, ReadyList{id});
+      } else {
+        ready.push_back(id);
+      }
+    }
+    readied.clear();
+    if (ready.empty()) return;
+    if (std::chrono::steady_clock::now() - start >= std::chrono::nanoseconds(kQuickRunBudgetNanos)) {
+      return ProcessOnPool(step, std::move(ready));
+    }
+    const int32_t id = ready.back();
+    ready.pop_back();
+    int num_ready = 0;
+    if (!step->cancellation->cancelled()) {
+      const NodeResult result = RunNode(step, id);
+      if (result == NodeResult::kPending) continue;  // FinishAsync accounts for it.
+      if (result == NodeResult::kDone) num_ready = Propagate(step, id, &readied, &readied);
+    }
+    const int delta = num_ready - 1;
+    // Acq_rel: as in Process.
+    if (delta != 0 && step->outstanding.fetch_add(delta, std::memory_order_acq_rel) + delta == 0) {
+      return Finish(step);
+    }
   }
 }
 

@@ -160,6 +160,14 @@ class Executor {
   // another, saves a thread wake per partition.
   void RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
                             DoneCallback done) const;
+  // As RunAsyncStartingHere, for a thread that must stay responsive (a
+  // transport's socket thread): it runs only nodes known to be quick (not
+  // expensive, or measured under kMinHandOffNanos), for at most
+  // kQuickRunBudgetNanos in all; every other node, and whatever is left
+  // when the budget is spent, goes to the pool. Without parallel_nodes the
+  // whole step goes to the pool, as in RunAsync.
+  void RunAsyncQuickHere(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
+  static constexpr int64_t kQuickRunBudgetNanos = 200'000;
 
   // The nodes it runs, in a topological order.
   int num_nodes() const;
@@ -175,10 +183,13 @@ class Executor {
 
   absl::Status Build(const Params& params);
   absl::Status CheckFeeds(const Args& args) const;
+  enum class StartOn { kPool, kThisThread, kThisThreadQuickOnly };
   void Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
-             bool on_this_thread) const;
+             StartOn start_on) const;
   Step* StartStep(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   void Process(Step* step, absl::Span<const int32_t> first) const;
+  // Process for RunAsyncQuickHere's thread.
+  void ProcessQuick(Step* step, absl::Span<const int32_t> first) const;
   // Runs a node's kernel; kPending: an async kernel finishes later, in
   // FinishAsync.
   NodeResult RunNode(Step* step, int32_t id) const;

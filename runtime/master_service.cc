@@ -419,7 +419,16 @@ void MasterService::StartStep(std::shared_ptr<const Plan> plan, const RunStepReq
   const std::shared_ptr<const Plan> step_plan = step->plan;
   const uint64_t step_id = step->step_id;
   if (step_plan->parts.empty()) return finish(step);
+  // This task's part goes last: its quick nodes run on this thread before
+  // the call returns, and the other tasks should not wait for them.
+  std::vector<size_t> order;
   for (size_t p = 0; p < step_plan->parts.size(); ++p) {
+    if (step_plan->parts[p].task != task_name_) order.push_back(p);
+  }
+  for (size_t p = 0; p < step_plan->parts.size(); ++p) {
+    if (step_plan->parts[p].task == task_name_) order.push_back(p);
+  }
+  for (const size_t p : order) {
     const Plan::Part& part = step_plan->parts[p];
     RunGraphRequest run;
     run.set_graph_handle(part.graph_handle);

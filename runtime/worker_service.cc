@@ -150,7 +150,10 @@ void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
   run->args.step_id = static_cast<int64_t>(step_id);
   run->args.feeds = run->feeds;
   run->args.rendezvous = run->rendezvous.get();
-  graph->executor->RunAsync(run->args, &run->fetched, [this, run, step_id](absl::Status status) {
+  // Called on the transport's socket thread: quick nodes run right here,
+  // which saves a small step two thread wakes.
+  graph->executor->RunAsyncQuickHere(run->args, &run->fetched,
+                                     [this, run, step_id](absl::Status status) {
     steps_.End(step_id, status);
     RpcMessage reply;
     if (status.ok()) reply.tensors = std::move(run->fetched);

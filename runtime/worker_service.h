@@ -49,8 +49,9 @@ class WorkerService {
   // once; malformed requests get INVALID_ARGUMENT.
   void Handle(const std::string& method, RpcMessage request, RpcDone done);
   static const std::vector<std::string>& Methods();
-  // Those that only start work or answer at once (RunGraph starts the
-  // executor on its pool): the transport may run them on its socket thread.
+  // Those that only start work or answer at once (RunGraph runs quick
+  // nodes itself and leaves the rest to its pool): the transport may run
+  // them on its socket thread.
   static std::set<std::string> NonBlockingMethods();
 
  private:

@@ -38,6 +38,9 @@ class Outbox {
  public:
   explicit Outbox(std::unique_ptr<Wakeup> wakeup) : wakeup_(std::move(wakeup)) {}
 
+  // Called by the socket thread before it polls.
+  void SetSocketThread() { socket_thread_ = std::this_thread::get_id(); }
+
   void Post(std::vector<zmq::message_t> frames) {
     bool was_empty;
     {
@@ -46,10 +49,16 @@ class Outbox {
       was_empty = queue_.empty();
       queue_.push_back(std::move(frames));
     }
-    if (was_empty) wakeup_->Signal();
+    // The socket thread itself sends what it posted once its handler
+    // returns, without the eventfd's two system calls.
+    if (was_empty && std::this_thread::get_id() != socket_thread_) wakeup_->Signal();
   }
   std::vector<std::vector<zmq::message_t>> Take() {
     wakeup_->Drain();
+    return TakeQueued();
+  }
+  // As Take, for the socket thread after a handler ran on it.
+  std::vector<std::vector<zmq::message_t>> TakeQueued() {
     std::vector<std::vector<zmq::message_t>> taken;
     absl::MutexLock lock(&mu_);
     taken.swap(queue_);
@@ -68,6 +77,7 @@ class Outbox {
 
  private:
   const std::unique_ptr<Wakeup> wakeup_;
+  std::thread::id socket_thread_;  // Written before the socket thread polls.
   absl::Mutex mu_;
   std::vector<std::vector<zmq::message_t>> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -195,17 +205,18 @@ class RpcServer::Impl {
     zmq_pollitem_t items[2] = {{router_.handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, outbox_->fd(), ZMQ_POLLIN, 0}};
     std::vector<zmq::message_t> frames;
+    const auto send = [this](std::vector<std::vector<zmq::message_t>> replies) {
+      for (std::vector<zmq::message_t>& reply : replies) rpc_internal::SendFrames(router_, reply);
+    };
+    outbox_->SetSocketThread();
     while (!stopping()) {
       if (zmq_poll(items, 2, -1) < 0) continue;  // EINTR; nothing else is expected.
-      if (items[1].revents & ZMQ_POLLIN) {
-        for (std::vector<zmq::message_t>& reply : outbox_->Take()) {
-          rpc_internal::SendFrames(router_, reply);
-        }
-      }
+      if (items[1].revents & ZMQ_POLLIN) send(outbox_->Take());
       if (items[0].revents & ZMQ_POLLIN) {
         for (int i = 0; i < kReceiveBatch && rpc_internal::ReceiveFrames(router_, &frames); ++i) {
           OnMessage(std::move(frames));
           frames = std::vector<zmq::message_t>();
+          send(outbox_->TakeQueued());
         }
       }
     }

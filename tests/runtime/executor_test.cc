@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -161,6 +162,31 @@ class WaitsForAbs final : public OpKernel {
   }
 };
 
+// Rsqrt: not expensive, yet sleeps a whole quick-run budget; records the
+// threads it ran on, in order, and forwards its input.
+absl::Mutex sleeper_mu;
+std::vector<std::thread::id> sleeper_threads ABSL_GUARDED_BY(sleeper_mu);
+
+std::vector<std::thread::id> TakeSleeperThreads() {
+  absl::MutexLock lock(&sleeper_mu);
+  return std::exchange(sleeper_threads, {});
+}
+
+class SleepingForward final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(Executor::kQuickRunBudgetNanos));
+    {
+      absl::MutexLock lock(&sleeper_mu);
+      sleeper_threads.push_back(std::this_thread::get_id());
+    }
+    ctx.set_output(0, ctx.input(0));
+    return absl::OkStatus();
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 const KernelRegistry& TestKernels() {
   static const KernelRegistry* const registry = [] {
     auto* r = new KernelRegistry;
@@ -173,6 +199,7 @@ const KernelRegistry& TestKernels() {
     r->Register(KernelDef("Abs"), MakeKernel<RecordingThread>);
     r->Register(KernelDef("Exp"), MakeKernel<RecordingIntraOpThreads>);
     r->Register(KernelDef("Log"), MakeKernel<WaitsForAbs>);
+    r->Register(KernelDef("Rsqrt"), MakeKernel<SleepingForward>);
     RegisterStandardKernels(*r);
     return r;
   }();
@@ -474,6 +501,82 @@ TEST_F(ExecutorTest, NodesMeasuredAsQuickAreNotHandedToThePool) {
   for (int step = 0; step < 3; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
   // Each Abs takes well under Executor::kMinHandOffNanos.
   EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
+}
+
+// RunAsyncQuickHere's step, and whether it had finished when the call
+// returned.
+struct QuickStep {
+  absl::Status status;
+  bool finished_inline = false;
+  std::vector<Tensor> fetched;
+};
+
+QuickStep RunQuickHere(const Executor& executor) {
+  QuickStep step;
+  absl::Notification done;
+  executor.RunAsyncQuickHere(Executor::Args(), &step.fetched, [&](absl::Status status) {
+    step.status = std::move(status);
+    done.Notify();
+  });
+  step.finished_inline = done.HasBeenNotified();
+  done.WaitForNotification();
+  return step;
+}
+
+TEST_F(ExecutorTest, QuickHereRunsNodesMeasuredAsQuickOnTheCallingThread) {
+  const Output sum = EightAbsNodes();
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
+  std::vector<Tensor> fetched;
+  for (int step = 0; step < 8; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
+  TakeAbsThreads();
+  const QuickStep step = RunQuickHere(*executor);
+  ASSERT_OK(step.status);
+  EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(8));
+  EXPECT_TRUE(step.finished_inline);
+  EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
+}
+
+TEST_F(ExecutorTest, QuickHereLeavesUnmeasuredExpensiveNodesToThePool) {
+  const Output sum = EightAbsNodes();
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
+  TakeAbsThreads();
+  const QuickStep step = RunQuickHere(*executor);
+  ASSERT_OK(step.status);
+  EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(8));
+  const std::set<std::thread::id> threads = TakeAbsThreads();
+  EXPECT_FALSE(threads.empty());
+  EXPECT_FALSE(threads.contains(std::this_thread::get_id()));
+}
+
+TEST_F(ExecutorTest, QuickHereHandsTheRestToThePoolOnceItsBudgetIsSpent) {
+  // Three cheap nodes in a chain, each as long as the whole budget: the
+  // first runs here, the others wherever the pool runs them.
+  const Output c = FloatConst(root_, {3}, {1});
+  const ops::Rsqrt y(root_.WithOpName("y"), ops::Rsqrt(root_, ops::Rsqrt(root_, c)));
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}));
+  TakeSleeperThreads();
+  const QuickStep step = RunQuickHere(*executor);
+  ASSERT_OK(step.status);
+  EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(3));
+  EXPECT_FALSE(step.finished_inline);
+  const std::vector<std::thread::id> threads = TakeSleeperThreads();
+  ASSERT_THAT(threads, SizeIs(3));
+  EXPECT_EQ(threads[0], std::this_thread::get_id());
+  EXPECT_NE(threads[1], std::this_thread::get_id());
+  EXPECT_NE(threads[2], std::this_thread::get_id());
+}
+
+TEST_F(ExecutorTest, QuickHereWithoutParallelNodesRunsTheStepOnThePool) {
+  parallel_nodes_ = false;
+  const Output c = FloatConst(root_, {3}, {1});
+  const ops::Rsqrt y(root_.WithOpName("y"), c);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}));
+  TakeSleeperThreads();
+  const QuickStep step = RunQuickHere(*executor);
+  ASSERT_OK(step.status);
+  const std::vector<std::thread::id> threads = TakeSleeperThreads();
+  ASSERT_THAT(threads, SizeIs(1));
+  EXPECT_NE(threads[0], std::this_thread::get_id());
 }
 
 TEST_F(ExecutorTest, KernelsTryTheIntraOpPoolAndRunWithoutIt) {
