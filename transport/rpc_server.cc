@@ -2,7 +2,6 @@
 // thread-safe) and answers the built-in methods; handlers run on worker
 // threads and post their replies to an outbox that the socket thread
 // sends, woken through an eventfd.
-#include <stdlib.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -18,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
+#include "transport/ipc_directory.h"
 #include "transport/rpc.h"
 #include "transport/rpc_internal.h"
 #include "transport/wire.h"
@@ -27,8 +27,6 @@ namespace {
 
 using rpc_internal::Wakeup;
 
-// Longest ipc socket path: sockaddr_un holds 108 bytes with the NUL.
-constexpr size_t kMaxIpcPath = 100;
 // Messages read per wakeup before the outbox gets a turn.
 constexpr int kReceiveBatch = 64;
 
@@ -113,20 +111,6 @@ std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader h
   return frames;
 }
 
-// A unique directory for the ipc socket file, under $TMPDIR when its path
-// is short enough for a socket address.
-absl::StatusOr<std::string> MakeIpcDirectory() {
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string base = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
-  if (base.size() + 32 > kMaxIpcPath) base = "/tmp";
-  std::string path = base + "/rill-rpc-XXXXXX";
-  if (mkdtemp(path.data()) == nullptr) {
-    return absl::UnavailableError(absl::StrFormat(
-        "cannot create a directory for the ipc endpoint under %s: %s", base, std::strerror(errno)));
-  }
-  return path;
-}
-
 }  // namespace
 
 class RpcServer::Impl {
@@ -173,7 +157,8 @@ class RpcServer::Impl {
     HelloReply hello;
     hello.set_host_id(rpc_internal::LocalHostId());
     if (options.bind_ipc) {
-      ASSIGN_OR_RETURN(ipc_directory_, MakeIpcDirectory());
+      ASSIGN_OR_RETURN(ipc_directory_,
+                       rpc_internal::MakeIpcDirectory(rpc_internal::IpcBaseDirectory()));
       ipc_endpoint_ = "ipc://" + ipc_directory_ + "/rpc.sock";
       try {
         router_.bind(ipc_endpoint_);
