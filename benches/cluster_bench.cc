@@ -73,6 +73,18 @@ void BM_ClusterStepOneTask(benchmark::State& state) {
   RunSteps(state, session.get());
 }
 
+// w on /job:ps/task:0, the rest on /job:worker/task:0, whose master the
+// client calls: each step the master starts the ps's part over RPC and the
+// ps pushes w to the worker.
+void BM_ClusterStepTwoTasks(benchmark::State& state) {
+  absl::StatusOr<std::vector<std::unique_ptr<Server>>> servers =
+      Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}, QuietLog());
+  if (!servers.ok()) return state.SkipWithError("no cluster");
+  std::unique_ptr<Session> session =
+      Connect((*servers)[0]->target(), SmallGraph("/job:ps/task:0", "/job:worker/task:0"));
+  RunSteps(state, session.get());
+}
+
 void BM_RpcRoundTrip(benchmark::State& state) {
   absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
   if (!server.ok()) return state.SkipWithError("no server");
@@ -112,6 +124,7 @@ void BM_RpcEchoRoundTrip(benchmark::State& state) {
 
 BENCHMARK(BM_LocalSessionStep)->UseRealTime();
 BENCHMARK(BM_ClusterStepOneTask)->UseRealTime();
+BENCHMARK(BM_ClusterStepTwoTasks)->UseRealTime();
 BENCHMARK(BM_RpcRoundTrip)->UseRealTime();
 BENCHMARK(BM_RpcEchoRoundTrip)->UseRealTime();
 

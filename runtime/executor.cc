@@ -34,8 +34,17 @@ struct Continuation {
 };
 thread_local bool t_continuations_active = false;
 thread_local std::deque<Continuation> t_continuations;
+thread_local bool t_quick_continuations = false;
 
 }  // namespace
+
+QuickContinuationsHere::QuickContinuationsHere() : was_active_(t_quick_continuations) {
+  t_quick_continuations = true;
+}
+
+QuickContinuationsHere::~QuickContinuationsHere() { t_quick_continuations = was_active_; }
+
+bool QuickContinuationsHere::Active() { return t_quick_continuations; }
 
 InlineContinuations::InlineContinuations() : outermost_(!t_continuations_active) {
   t_continuations_active = true;
@@ -664,6 +673,9 @@ void Executor::FinishAsync(Step* step, int32_t id, bool ok) const {
   // partition's thread: the readied nodes continue once that thread is
   // done with its own work, or on the pool.
   if (InlineContinuations::Defer(pool_, [this, step, ready] { Process(step, ready); })) return;
+  if (QuickContinuationsHere::Active() && pool_ != nullptr && parallel_nodes_) {
+    return ProcessQuick(step, ready);
+  }
   if (pool_ == nullptr) {
     Process(step, ready);
   } else {

@@ -85,6 +85,24 @@ class InlineContinuations {
   bool outermost_;
 };
 
+// While one is alive on a thread (a transport's socket thread delivering a
+// tensor from another task), nodes that an async kernel's completion on
+// this thread readies run here as Executor::RunAsyncQuickHere runs them:
+// quick ones within its budget, the rest on the pool. Without it they go
+// to the pool, a thread wake each time.
+class QuickContinuationsHere {
+ public:
+  QuickContinuationsHere();
+  ~QuickContinuationsHere();
+  QuickContinuationsHere(const QuickContinuationsHere&) = delete;
+  QuickContinuationsHere& operator=(const QuickContinuationsHere&) = delete;
+
+  static bool Active();
+
+ private:
+  const bool was_active_;
+};
+
 // Thread safety: after Create, Run and RunAsync may be called concurrently
 // (each call is its own step).
 class Executor {

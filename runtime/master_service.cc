@@ -133,6 +133,7 @@ absl::StatusOr<MasterService::WorkerCall> MasterService::Worker(const std::strin
                      options_.cluster.TaskAddress(spec.job.value_or(""), spec.task.value_or(-1)));
     RpcClientOptions client_options;
     client_options.address = address;
+    client_options.inline_callbacks = true;  // Every WorkerCall callback here is quick.
     ASSIGN_OR_RETURN(client, RpcClient::Connect(client_options));
   }
   RpcClient* raw = client.get();

@@ -53,22 +53,56 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
   ASSIGN_OR_RETURN(const std::string bind, BindAddress(options, address));
-  return Start(options, bind, /*local=*/false);
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Bind(options, bind));
+  RETURN_IF_ERROR(server->Serve(options, bind));
+  return server;
 }
 
 absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocal(std::FILE* log) {
-  ServerOptions options;
-  options.log = log;
-  options.config.task = TaskId{"localhost", 0};
-  return Start(options, "tcp://127.0.0.1:0", /*local=*/true);
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Server>> cluster,
+                   CreateLocalCluster({{"localhost", 1}}, log));
+  return std::move(cluster[0]);
 }
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& given,
-                                                      const std::string& bind_address, bool local) {
+absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
+    const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log) {
+  constexpr char kBind[] = "tcp://127.0.0.1:0";
+  ServerOptions options;
+  options.log = log;
+  std::vector<std::unique_ptr<Server>> servers;
+  std::map<std::string, std::vector<std::string>> addresses;
+  for (const auto& [job, tasks] : jobs) {
+    if (addresses.contains(job)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("local cluster: job '%s' is named twice", job));
+    }
+    if (tasks < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("local cluster: job '%s' needs at least one task, not %d", job, tasks));
+    }
+    for (int i = 0; i < tasks; ++i) {
+      ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Bind(options, kBind));
+      addresses[job].push_back(absl::StrFormat("127.0.0.1:%d", server->port()));
+      servers.push_back(std::move(server));
+    }
+  }
+  ASSIGN_OR_RETURN(options.config.cluster, ClusterSpec::FromJobs(addresses));
+  size_t next = 0;
+  for (const auto& [job, tasks] : jobs) {
+    for (int i = 0; i < tasks; ++i) {
+      options.config.task = TaskId{job, i};
+      RETURN_IF_ERROR(servers[next++]->Serve(options, kBind));
+    }
+  }
+  return servers;
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options,
+                                                     const std::string& bind_address) {
   auto server = std::unique_ptr<Server>(new Server());
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
-  rpc.bind_ipc = given.bind_ipc;
+  rpc.bind_ipc = options.bind_ipc;
   rpc.inline_methods = WorkerService::NonBlockingMethods();
   for (const std::string& method : MasterService::Methods()) rpc.inline_methods.insert(method);
   std::map<std::string, RpcServer::Handler> handlers;
@@ -81,40 +115,36 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& given
     }
   }
   ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc, std::move(handlers)));
+  return server;
+}
 
-  ServerOptions options = given;
-  if (local) {
-    // The port is known only now.
-    ASSIGN_OR_RETURN(
-        options.config.cluster,
-        ClusterSpec::FromJobs({{"localhost", {absl::StrFormat("127.0.0.1:%d", server->port())}}}));
-  }
+absl::Status Server::Serve(const ServerOptions& options, const std::string& bind_address) {
   const TaskId& task = options.config.task;
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
-  server->target_ = "zmq://" + address;
+  target_ = "zmq://" + address;
 
   WorkerServiceOptions worker;
   worker.cluster = options.config.cluster;
   worker.task = task;
   worker.inter_op_threads = options.inter_op_threads;
   worker.intra_op_threads = options.intra_op_threads;
-  server->worker_ = std::make_unique<WorkerService>(worker);
+  worker_ = std::make_unique<WorkerService>(worker);
   MasterServiceOptions master;
   master.cluster = options.config.cluster;
   master.task = task;
-  master.local_worker = server->worker_.get();
+  master.local_worker = worker_.get();
   master.log = options.log;
-  server->master_ = std::make_unique<MasterService>(master);
-  server->ready_.store(true, std::memory_order_release);
+  master_ = std::make_unique<MasterService>(master);
+  ready_.store(true, std::memory_order_release);
 
   LogCluster(options.log, options.config.cluster);
   std::fprintf(
       options.log, "Started server with target: %s (/job:%s/replica:0/task:%d, bound to %s%s%s)\n",
-      server->target_.c_str(), task.job.c_str(), task.index, bind_address.c_str(),
-      server->rpc_->ipc_endpoint().empty() ? "" : " and ", server->rpc_->ipc_endpoint().c_str());
+      target_.c_str(), task.job.c_str(), task.index, bind_address.c_str(),
+      rpc_->ipc_endpoint().empty() ? "" : " and ", rpc_->ipc_endpoint().c_str());
   std::fflush(options.log);
-  return server;
+  return absl::OkStatus();
 }
 
 Server::~Server() {

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
@@ -40,6 +42,13 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
   // A one-task cluster (job "localhost") on 127.0.0.1 and a free port.
   static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(std::FILE* log = stderr);
+  // A cluster in this process, as tf.test.create_local_cluster: `jobs`
+  // gives each job's name and task count ({{"worker", 2}, {"ps", 1}});
+  // every task listens on 127.0.0.1 and a port of its own, bound before the
+  // cluster spec is made, so no other process can take it in between.
+  // The servers come in `jobs` order, tasks in index order.
+  static absl::StatusOr<std::vector<std::unique_ptr<Server>>> CreateLocalCluster(
+      const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log = stderr);
   // Stops serving.
   ~Server();
 
@@ -52,8 +61,11 @@ class Server {
 
  private:
   Server() = default;
-  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options,
-                                                       const std::string& bind_address, bool local);
+  // Binds the transport; calls are refused until Serve.
+  static absl::StatusOr<std::unique_ptr<Server>> Bind(const ServerOptions& options,
+                                                      const std::string& bind_address);
+  // Starts the services for options.config's task.
+  absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
   void Handle(const std::string& method, RpcMessage request, RpcDone done);
 
   std::string target_;

@@ -186,7 +186,13 @@ void WorkerService::PushTensor(RpcMessage request, RpcDone done) {
   std::shared_ptr<RemoteRendezvous> step = steps_.FindOrCreate(parsed->step_id());
   // A push for a step that ended here (aborted) has no receiver left.
   if (step == nullptr) return done(absl::OkStatus(), {});
-  done(step->Deliver(parsed->key(), request.tensors[0]), {});
+  absl::Status delivered;
+  {
+    // The receiver's quick nodes run here, on the socket thread.
+    QuickContinuationsHere quick;
+    delivered = step->Deliver(parsed->key(), request.tensors[0]);
+  }
+  done(std::move(delivered), {});
 }
 
 void WorkerService::AbortStep(RpcMessage request, RpcDone done) {
@@ -208,6 +214,7 @@ absl::StatusOr<RpcClient*> WorkerService::Peer(const std::string& task) {
                      options_.cluster.TaskAddress(spec.job.value_or(""), spec.task.value_or(-1)));
     RpcClientOptions client;
     client.address = address;
+    client.inline_callbacks = true;  // Push's callback only starts an abort.
     ASSIGN_OR_RETURN(peer, RpcClient::Connect(client));
   }
   return peer.get();

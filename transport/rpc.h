@@ -86,6 +86,10 @@ struct RpcClientOptions {
   absl::Duration heartbeat_interval = absl::Milliseconds(500);
   absl::Duration heartbeat_timeout = absl::Seconds(3);
   int64_t max_message_bytes = int64_t{4} << 30;
+  // Run Call's `done` on the I/O thread itself, saving a thread wake per
+  // reply. Only for callbacks that never block: they may Call again, but
+  // must not wait for this client (CallSync, or a reply).
+  bool inline_callbacks = false;
 };
 
 // Thread safety: all methods may be called concurrently.
@@ -100,8 +104,9 @@ class RpcClient {
   // Sends `request` to `method`; `done` gets the reply, the remote
   // handler's error, DEADLINE_EXCEEDED at `deadline`, or UNAVAILABLE when
   // the peer stops answering. Messages name the peer and the method.
-  // `done` runs on the client's one callback thread, in completion order;
-  // it may call this client again.
+  // `done` runs on the client's one callback thread, in completion order
+  // (or on the I/O thread with inline_callbacks); it may call this client
+  // again.
   void Call(const std::string& method, RpcMessage request, absl::Time deadline, RpcDone done);
   // As Call, waiting on this thread: it sends and receives on a socket of
   // its own, without the I/O thread's two hand-offs.

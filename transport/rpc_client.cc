@@ -86,18 +86,20 @@ class RpcClient::Impl {
   }
 
   void Call(const std::string& method, RpcMessage request, absl::Time deadline, RpcDone done) {
+    auto deliver = [done = std::move(done), method, address = options_.address](
+                       Completion completion) {
+      absl::StatusOr<RpcMessage> reply = DecodeReply(std::move(completion), method, address);
+      if (reply.ok()) {
+        done(absl::OkStatus(), *std::move(reply));
+      } else {
+        done(reply.status(), {});
+      }
+    };
+    if (options_.inline_callbacks) return Enqueue(method, std::move(request), deadline, deliver);
     rpc_internal::WorkQueue* callbacks = &*callbacks_;
-    std::string address = options_.address;
-    Finish finish = [callbacks, done, method, address](Completion completion) {
+    Finish finish = [callbacks, deliver = std::move(deliver)](Completion completion) {
       auto shared = std::make_shared<Completion>(std::move(completion));
-      callbacks->Schedule([shared, done, method, address] {
-        absl::StatusOr<RpcMessage> reply = DecodeReply(std::move(*shared), method, address);
-        if (reply.ok()) {
-          done(absl::OkStatus(), *std::move(reply));
-        } else {
-          done(reply.status(), {});
-        }
-      });
+      callbacks->Schedule([shared, deliver] { deliver(std::move(*shared)); });
     };
     Enqueue(method, std::move(request), deadline, std::move(finish));
   }

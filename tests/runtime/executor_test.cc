@@ -120,6 +120,8 @@ std::set<std::thread::id> TakeAbsThreads() {
   return std::exchange(abs_threads, {});
 }
 
+// Sign does the same but is not expensive.
+template <bool kExpensive>
 class RecordingThread final : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -131,6 +133,7 @@ class RecordingThread final : public OpKernel {
     ctx.set_output(0, ctx.input(0));
     return absl::OkStatus();
   }
+  bool IsExpensive() const override { return kExpensive; }
 };
 
 // Exp: outputs the number of threads its intra-op device offered.
@@ -196,7 +199,8 @@ const KernelRegistry& TestKernels() {
     r->Register(KernelDef("Sqrt"), MakeKernel<UntilCancelled>);
     r->Register(KernelDef("VariableV2"), MakeKernel<TestVariable>);
     r->Register(KernelDef("Assign"), MakeKernel<TestAssign>);
-    r->Register(KernelDef("Abs"), MakeKernel<RecordingThread>);
+    r->Register(KernelDef("Abs"), MakeKernel<RecordingThread<true>>);
+    r->Register(KernelDef("Sign"), MakeKernel<RecordingThread<false>>);
     r->Register(KernelDef("Exp"), MakeKernel<RecordingIntraOpThreads>);
     r->Register(KernelDef("Log"), MakeKernel<WaitsForAbs>);
     r->Register(KernelDef("Rsqrt"), MakeKernel<SleepingForward>);
@@ -795,6 +799,72 @@ TEST_F(ExecutorTest, QueuedReceiverIsHandedOffBeforeALongKernel) {
   const std::set<std::thread::id> threads = TakeAbsThreads();
   ASSERT_THAT(threads, SizeIs(1));
   EXPECT_NE(*threads.begin(), std::this_thread::get_id());
+}
+
+// Takes what a step's _Send leaves instead of delivering it, and passes
+// receives on to `inner`.
+class CapturingRendezvous final : public Rendezvous {
+ public:
+  explicit CapturingRendezvous(Rendezvous* inner) : inner_(inner) {}
+  absl::Status Send(std::string_view key, const Tensor& value) override {
+    key_ = std::string(key);
+    value_ = value;
+    return absl::OkStatus();
+  }
+  void RecvAsync(std::string_view key, DoneCallback done) override {
+    inner_->RecvAsync(key, std::move(done));
+  }
+  void StartAbort(const absl::Status& status) override { inner_->StartAbort(status); }
+  const std::string& key() const { return key_; }
+  const Tensor& value() const { return value_; }
+
+ private:
+  Rendezvous* const inner_;
+  std::string key_;
+  Tensor value_;
+};
+
+TEST_F(ExecutorTest, QuickContinuationsRunWhereTheTensorArrives) {
+  CutGraph cut = MakeCutGraph(/*fail_sender=*/false);
+  GraphDef receiver = cut.receiver->ToGraphDef();
+  for (NodeDef& node : *receiver.mutable_node()) {
+    if (node.name() == "y") node.set_op("Sign");
+  }
+  cut.receiver = *ImportGraphDef(receiver, StandardOps());
+  ASSERT_OK_AND_ASSIGN(CutExecutors executors, MakeCutExecutors(cut, &device_, pool_.get()));
+  LocalRendezvous local;
+  CapturingRendezvous capturing(&local);
+  Executor::Args args;
+  args.rendezvous = &capturing;
+  std::vector<Tensor> nothing;
+  ASSERT_OK(executors.sender->Run(args, &nothing));
+
+  for (const bool quick_here : {true, false}) {
+    LocalRendezvous arrivals;
+    args.rendezvous = &arrivals;
+    TakeAbsThreads();
+    absl::Notification received;
+    absl::Status status;
+    std::vector<Tensor> fetched;
+    executors.receiver->RunAsyncQuickHere(args, &fetched, [&](absl::Status s) {
+      status = std::move(s);
+      received.Notify();
+    });
+    ASSERT_FALSE(received.HasBeenNotified());  // Waiting in _Recv.
+    if (quick_here) {
+      QuickContinuationsHere scope;
+      ASSERT_OK(arrivals.Send(capturing.key(), capturing.value()));
+      EXPECT_TRUE(received.HasBeenNotified());
+    } else {
+      ASSERT_OK(arrivals.Send(capturing.key(), capturing.value()));
+    }
+    received.WaitForNotification();
+    ASSERT_OK(status);
+    EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(1, 2));
+    const std::set<std::thread::id> threads = TakeAbsThreads();
+    ASSERT_THAT(threads, SizeIs(1));
+    EXPECT_EQ(*threads.begin() == std::this_thread::get_id(), quick_here);
+  }
 }
 
 TEST_F(ExecutorTest, SendAndRecvInOneStepOnOneThread) {

@@ -23,7 +23,6 @@
 namespace rill {
 namespace {
 
-using ::rill::testing::FreePort;
 using ::rill::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -85,19 +84,8 @@ TEST(Server, KernelErrorsArriveWithTheNodeName) {
 // Two servers: variables on /job:ps/task:0, the computation on
 // /job:worker/task:0; the trained values equal a local session's.
 TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
-  ASSERT_OK_AND_ASSIGN(
-      const ClusterSpec cluster,
-      ClusterSpec::FromJobs({{"ps", {absl::StrFormat("127.0.0.1:%d", FreePort())}},
-                             {"worker", {absl::StrFormat("127.0.0.1:%d", FreePort())}}}));
-  std::vector<std::unique_ptr<Server>> servers;
-  for (const char* job : {"ps", "worker"}) {
-    ServerOptions options;
-    options.config.cluster = cluster;
-    options.config.task = TaskId{job, 0};
-    options.log = QuietLog();
-    ASSERT_OK_AND_ASSIGN(auto server, Server::Create(options));
-    servers.push_back(std::move(server));
-  }
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"ps", 1}, {"worker", 1}}, QuietLog()));
   const auto build = [](const std::string& ps, const std::string& worker) {
     const Scope root = ops::NewRootScope();
     const Scope on_worker = root.WithDevice(worker);
@@ -134,6 +122,28 @@ TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
   ASSERT_NE(remote, nullptr);
   ASSERT_OK_AND_ASSIGN(auto local, NewSession(SessionOptions(), build("", "")));
   EXPECT_EQ(train(*remote), train(*local));
+}
+
+TEST(Server, LocalClusterHasEveryTaskOnItsOwnPort) {
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"worker", 2}, {"ps", 1}}, QuietLog()));
+  ASSERT_EQ(servers.size(), 3u);
+  EXPECT_NE(servers[0]->port(), servers[1]->port());
+  EXPECT_NE(servers[1]->port(), servers[2]->port());
+  EXPECT_EQ(servers[2]->target(), absl::StrFormat("zmq://127.0.0.1:%d", servers[2]->port()));
+  // Any task's master sees the whole cluster.
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::string> devices,
+                       ListRemoteDevices(servers[1]->target(), absl::Seconds(10)));
+  EXPECT_THAT(devices, ElementsAre("/job:ps/replica:0/task:0/device:CPU:0",
+                                   "/job:worker/replica:0/task:0/device:CPU:0",
+                                   "/job:worker/replica:0/task:1/device:CPU:0"));
+}
+
+TEST(Server, LocalClusterRejectsEmptyAndRepeatedJobs) {
+  EXPECT_THAT(Server::CreateLocalCluster({{"worker", 0}}, QuietLog()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job 'worker'")));
+  EXPECT_THAT(Server::CreateLocalCluster({{"ps", 1}, {"ps", 2}}, QuietLog()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'ps' is named twice")));
 }
 
 TEST(Server, RejectsATaskOutsideItsClusterAndATakenPort) {

@@ -473,6 +473,41 @@ TEST(Rpc, ClientDestructionCancelsOutstandingCalls) {
   EXPECT_THAT(result.status, StatusIs(absl::StatusCode::kCancelled, HasSubstr("call Hang")));
 }
 
+TEST(Rpc, InlineCallbacksMayCallAgainAndGetEveryOutcome) {
+  Hang hang;
+  auto server = StartServer({{"Echo", Echo}, {"Hang", hang.Handler()}});
+  ASSERT_NE(server, nullptr);
+  RpcClientOptions options = ClientOptions(server->port());
+  options.inline_callbacks = true;
+  ASSERT_OK_AND_ASSIGN(auto client, RpcClient::Connect(options));
+
+  // A callback that calls again, as the master's do.
+  CallResult second;
+  CallResult first;
+  client->Call("Echo", {"ab", {}}, In(absl::Seconds(10)),
+               [&](absl::Status status, RpcMessage reply) {
+                 first.Callback()(std::move(status), std::move(reply));
+                 client->Call("Echo", {first.reply.body, {}}, In(absl::Seconds(10)),
+                              second.Callback());
+               });
+  ASSERT_TRUE(second.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_OK(first.status);
+  ASSERT_OK(second.status);
+  EXPECT_EQ(first.reply.body, "ba");
+  EXPECT_EQ(second.reply.body, "ab");
+
+  CallResult late;
+  client->Call("Hang", {}, In(absl::Milliseconds(100)), late.Callback());
+  ASSERT_TRUE(late.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_THAT(late.status, StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("call Hang")));
+
+  CallResult cancelled;
+  client->Call("Hang", {}, absl::InfiniteFuture(), cancelled.Callback());
+  client.reset();
+  ASSERT_TRUE(cancelled.done.HasBeenNotified());
+  EXPECT_THAT(cancelled.status, StatusIs(absl::StatusCode::kCancelled, HasSubstr("call Hang")));
+}
+
 TEST(Rpc, CallsMadeBeforeThePeerIsUpAreDelivered) {
   int port;
   {
