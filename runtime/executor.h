@@ -180,9 +180,9 @@ class Executor {
                             DoneCallback done) const;
   // As RunAsyncStartingHere, for a thread that must stay responsive (a
   // transport's socket thread): it runs only nodes known to be quick (not
-  // expensive, or measured under kMinHandOffNanos), for at most
-  // kQuickRunBudgetNanos in all; every other node, and whatever is left
-  // when the budget is spent, goes to the pool. Without parallel_nodes the
+  // expensive, or measured under kMinHandOffNanos), and starts none after
+  // kQuickRunBudgetNanos; every other node, and whatever is left then, goes
+  // to the pool. Without parallel_nodes the
   // whole step goes to the pool, as in RunAsync.
   void RunAsyncQuickHere(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   static constexpr int64_t kQuickRunBudgetNanos = 200'000;
