@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
 #include "graph/tensor.h"
 #include "kernels/registry.h"
@@ -167,6 +168,17 @@ void BM_SessionChain(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_SessionChain)->Arg(10000)->Arg(10)->Unit(benchmark::kMicrosecond);
+
+// The same with abseil's Mutex deadlock detection off, as the `rill`
+// binary runs: Debian's abseil is built with it on, and it updates a lock
+// graph on every Mutex::Lock. Afterwards it is set back to kAbort, that
+// build's default.
+void BM_SessionChainNoDeadlockDetection(benchmark::State& state) {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  BM_SessionChain(state);
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);
+}
+BENCHMARK(BM_SessionChainNoDeadlockDetection)->Arg(10)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace rill
