@@ -1,10 +1,13 @@
-// The client: Call queues calls; one I/O thread owns the DEALER sockets
-// (tcp, and ipc once the peer's "_hello" says it is on this machine),
-// matches replies to calls by request id, and fails calls at their
-// deadline or when the peer falls silent. Async callbacks run on a
-// callback thread so that they may block or call again. CallSync, once
-// the path is settled, sends and waits on a DEALER of its own (pooled),
-// with the same deadline and heartbeat rules.
+// The client: one I/O thread watches the DEALER sockets (tcp, and ipc
+// once the peer's "_hello" says it is on this machine), matches replies
+// to calls by request id, and fails calls at their deadline or when the
+// peer falls silent. Call sends on the caller's thread while the I/O
+// thread waits in poll (the sockets are shared under io_mu_), else queues
+// the call for it. Async callbacks run on a callback thread so that they
+// may block or call again (or on the I/O thread, with inline_callbacks).
+// CallSync, once the path is settled, sends and waits on a DEALER of its
+// own (pooled), with the same deadline and heartbeat rules.
+#include <poll.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -322,7 +325,7 @@ class RpcClient::Impl {
         ++it;
         continue;
       }
-      it->finish({DeadlineExceeded(it->method, now, it->deadline), {}, {}});
+      Complete(std::move(it->finish), {DeadlineExceeded(it->method, now, it->deadline), {}, {}});
       it = held_.erase(it);
     }
     while (!held_.empty() && LargeInFlight() < kMaxLargeInFlight) {
@@ -345,6 +348,7 @@ class RpcClient::Impl {
     }
     call.tensor_frames = *std::move(frames);
     call.header.set_body(std::move(request.body));
+    if (TrySendHere(call)) return;
     bool was_empty;
     {
       absl::MutexLock lock(&mu_);
@@ -357,6 +361,59 @@ class RpcClient::Impl {
     if (was_empty) wakeup_->Signal();
   }
 
+  // Sends `call` on this thread when the I/O thread is not using the
+  // sockets (it is waiting in poll) and no queued call would be overtaken:
+  // this saves the I/O thread's wake. Wakes it only when it must act
+  // sooner than it planned (an earlier deadline) or when this send took in
+  // a reply it would not otherwise notice. False: queue it instead.
+  bool TrySendHere(Outgoing& call) {
+    if (!io_mu_.TryLock()) return false;
+    bool sent = false;
+    bool wake = false;
+    std::vector<std::pair<Finish, Completion>> failed;  // This call's, if it failed at once.
+    {
+      absl::MutexLock lock(&mu_);
+      sent = io_running_ && !stopping_ && queue_.empty();
+    }
+    if (sent) {
+      const size_t before = completed_.size();
+      SendOrHold(std::move(call));
+      failed.assign(std::make_move_iterator(completed_.begin() + static_cast<ptrdiff_t>(before)),
+                    std::make_move_iterator(completed_.end()));
+      completed_.erase(completed_.begin() + static_cast<ptrdiff_t>(before), completed_.end());
+      wake = NextWake(absl::Now()) < planned_wake_ || HasInput(active_socket());
+    }
+    io_mu_.Unlock();
+    for (auto& [finish, completion] : failed) finish(std::move(completion));
+    if (wake) wakeup_->Signal();
+    return sent;
+  }
+
+  // Whether `socket` holds a message. Sending on it from this thread may
+  // have consumed the notification that would have woken the I/O thread.
+  static bool HasInput(zmq::socket_t& socket) {
+    try {
+      return (socket.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+    } catch (const zmq::error_t&) {
+      return true;  // Let the I/O thread look.
+    }
+  }
+
+  void Complete(Finish finish, Completion completion) ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {
+    completed_.emplace_back(std::move(finish), std::move(completion));
+  }
+
+  // Runs the finishes recorded under io_mu_, after it is released: a
+  // callback may call again.
+  void RunCompleted() ABSL_LOCKS_EXCLUDED(io_mu_) {
+    std::vector<std::pair<Finish, Completion>> completed;
+    {
+      absl::MutexLock lock(&io_mu_);
+      completed.swap(completed_);
+    }
+    for (auto& [finish, completion] : completed) finish(std::move(completion));
+  }
+
   absl::Status Cancelled(const std::string& method) const {
     return absl::CancelledError(absl::StrFormat("call %s to %s cancelled: the client is closing",
                                                 method, options_.address));
@@ -364,60 +421,93 @@ class RpcClient::Impl {
 
   zmq::socket_t& active_socket() { return ipc_.has_value() ? *ipc_ : tcp_; }
 
+  // The I/O thread holds io_mu_ except while it waits in poll, where it
+  // watches the sockets' notification descriptors (ZMQ_FD) rather than the
+  // sockets, so that callers may send in the meantime (TrySendHere).
   void IoLoop() {
-    if (options_.prefer_ipc) {
-      hello_id_ = SendControl("_hello");
-    } else {
-      path_settled_.store(true, std::memory_order_release);
+    {
+      absl::MutexLock lock(&io_mu_);
+      if (options_.prefer_ipc) {
+        hello_id_ = SendControl("_hello");
+      } else {
+        path_settled_.store(true, std::memory_order_release);
+      }
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      io_running_ = true;
     }
     std::vector<Outgoing> taken;
+    bool more = false;  // A socket may hold more than one batch.
     for (;;) {
-      zmq_pollitem_t items[3] = {{nullptr, wakeup_->fd(), ZMQ_POLLIN, 0},
-                                 {tcp_.handle(), 0, ZMQ_POLLIN, 0},
-                                 {ipc_.has_value() ? ipc_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-      zmq_poll(items, ipc_.has_value() ? 3 : 2, PollTimeoutMillis(absl::Now()));
-      if (items[0].revents & ZMQ_POLLIN) {
-        wakeup_->Drain();
-        bool stopping;
-        {
-          absl::MutexLock lock(&mu_);
-          stopping = stopping_;
-          taken.assign(std::make_move_iterator(queue_.begin()),
-                       std::make_move_iterator(queue_.end()));
-          queue_.clear();
-        }
-        if (stopping) {
-          for (Outgoing& call : taken) call.finish({Cancelled(call.method), {}, {}});
-          for (Outgoing& call : held_) call.finish({Cancelled(call.method), {}, {}});
-          held_.clear();
-          break;
-        }
-        for (Outgoing& call : taken) SendOrHold(std::move(call));
-        taken.clear();
+      pollfd fds[3] = {{wakeup_->fd(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+      int timeout = 0;
+      {
+        absl::MutexLock lock(&io_mu_);
+        fds[1].fd = tcp_.get(zmq::sockopt::fd);
+        if (ipc_.has_value()) fds[2].fd = ipc_->get(zmq::sockopt::fd);
+        const absl::Time now = absl::Now();
+        const absl::Time next = more ? now : NextWake(now);
+        timeout = static_cast<int>(
+            std::ceil(std::clamp(absl::ToDoubleMilliseconds(next - now), 0.0, 1e9)));
+        planned_wake_ = now + absl::Milliseconds(timeout);
       }
-      if (items[1].revents & ZMQ_POLLIN) ReceiveAll(tcp_);
-      if (ipc_.has_value() && (items[2].revents & ZMQ_POLLIN)) ReceiveAll(*ipc_);
-      const absl::Time now = absl::Now();
-      ExpireDeadlines(now);
-      CheckHeartbeat(now);
-      ReleaseHeld(now);
+      poll(fds, 3, timeout);
+      bool stopping = false;
+      {
+        absl::MutexLock lock(&io_mu_);
+        if (fds[0].revents & POLLIN) {
+          wakeup_->Drain();
+          {
+            absl::MutexLock queue_lock(&mu_);
+            stopping = stopping_;
+            if (stopping) io_running_ = false;
+            taken.assign(std::make_move_iterator(queue_.begin()),
+                         std::make_move_iterator(queue_.end()));
+            queue_.clear();
+          }
+          if (stopping) {
+            for (Outgoing& call : taken) Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+            for (Outgoing& call : held_) Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+            held_.clear();
+            for (auto& [id, call] : pending_) {
+              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+            }
+            pending_.clear();
+          } else {
+            for (Outgoing& call : taken) SendOrHold(std::move(call));
+          }
+          taken.clear();
+        }
+        if (!stopping) {
+          // Every turn, not only when a descriptor fired: a caller's send
+          // may have taken in a reply's notification.
+          more = ReceiveAll(tcp_);
+          if (ipc_.has_value()) more = ReceiveAll(*ipc_) || more;
+          const absl::Time now = absl::Now();
+          ExpireDeadlines(now);
+          CheckHeartbeat(now);
+          ReleaseHeld(now);
+        }
+      }
+      RunCompleted();
+      if (stopping) return;
     }
-    for (auto& [id, call] : pending_) call.finish({Cancelled(call.method), {}, {}});
-    pending_.clear();
   }
 
-  // The longest the I/O thread may sleep: until the next deadline, ping or
-  // heartbeat timeout (-1: until woken).
-  long PollTimeoutMillis(absl::Time now) const {
-    absl::Time next = absl::InfiniteFuture();
-    if (!deadlines_.empty()) next = deadlines_.begin()->first;
+  // When the I/O thread must next act: the next deadline, ping or
+  // heartbeat timeout, and at least every heartbeat_interval, so that a
+  // call sent by another thread (TrySendHere) never needs to wake it for
+  // its heartbeats.
+  absl::Time NextWake(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {
+    absl::Time next = now + options_.heartbeat_interval;
+    if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
     for (const Outgoing& call : held_) next = std::min(next, call.deadline);
     if (!pending_.empty()) {
       next = std::min(next, last_heard_ + options_.heartbeat_timeout);
       next = std::min(next, std::max(last_heard_, last_ping_) + options_.heartbeat_interval);
     }
-    if (next == absl::InfiniteFuture()) return -1;
-    return static_cast<long>(std::max(0.0, std::ceil(absl::ToDoubleMilliseconds(next - now))));
+    return next;
   }
 
   // Sends a transport method ("_ping", "_hello") that no caller waits for.
@@ -435,7 +525,8 @@ class RpcClient::Impl {
     const bool large = IsLarge(call);
     const absl::Time now = absl::Now();
     if (now >= call.deadline) {
-      return call.finish({DeadlineExceeded(call.method, now, call.deadline), {}, {}});
+      return Complete(std::move(call.finish),
+                      {DeadlineExceeded(call.method, now, call.deadline), {}, {}});
     }
     call.header.set_method(call.method);
     call.header.set_request_id(++last_id_);
@@ -448,11 +539,12 @@ class RpcClient::Impl {
     frames.push_back(EncodeHeader(call.header));
     for (zmq::message_t& frame : call.tensor_frames) frames.push_back(std::move(frame));
     if (!rpc_internal::SendFrames(active_socket(), frames)) {
-      return call.finish({absl::UnavailableError(absl::StrFormat(
-                              "call %s to %s: the message could not be queued: %s", call.method,
-                              options_.address, zmq_strerror(zmq_errno()))),
-                          {},
-                          {}});
+      return Complete(std::move(call.finish),
+                      {absl::UnavailableError(absl::StrFormat(
+                           "call %s to %s: the message could not be queued: %s", call.method,
+                           options_.address, zmq_strerror(zmq_errno()))),
+                       {},
+                       {}});
     }
     // Silence is only counted while someone waits.
     if (pending_.empty()) last_heard_ = now;
@@ -461,9 +553,11 @@ class RpcClient::Impl {
                                        std::move(call.finish), large});
   }
 
-  void ReceiveAll(zmq::socket_t& socket) {
+  // True when it stopped at kReceiveBatch messages (more may wait).
+  bool ReceiveAll(zmq::socket_t& socket) {
     std::vector<zmq::message_t> frames;
-    for (int i = 0; i < kReceiveBatch && rpc_internal::ReceiveFrames(socket, &frames); ++i) {
+    int i = 0;
+    for (; i < kReceiveBatch && rpc_internal::ReceiveFrames(socket, &frames); ++i) {
       last_heard_ = absl::Now();
       if (frames.empty()) continue;
       absl::StatusOr<RpcHeader> header = DecodeHeader(frames[0]);
@@ -478,9 +572,10 @@ class RpcClient::Impl {
       pending_.erase(it);
       deadlines_.erase({call.deadline, header->request_id()});
       absl::Status status = rpc_internal::StatusFromReply(*header);
-      call.finish({std::move(status), *std::move(header), std::move(frames)});
+      Complete(std::move(call.finish), {std::move(status), *std::move(header), std::move(frames)});
       frames = std::vector<zmq::message_t>();
     }
+    return i == kReceiveBatch;
   }
 
   void OnHello(const RpcHeader& header) {
@@ -524,7 +619,8 @@ class RpcClient::Impl {
       auto it = pending_.find(id);
       Pending call = std::move(it->second);
       pending_.erase(it);
-      call.finish({DeadlineExceeded(call.method, call.start, call.deadline), {}, {}});
+      Complete(std::move(call.finish),
+               {DeadlineExceeded(call.method, call.start, call.deadline), {}, {}});
     }
   }
 
@@ -536,7 +632,7 @@ class RpcClient::Impl {
       failed.swap(pending_);
       deadlines_.clear();
       for (auto& [id, call] : failed) {
-        call.finish({absl::UnavailableError(absl::StrFormat(
+        Complete(std::move(call.finish), {absl::UnavailableError(absl::StrFormat(
                          "call %s: peer %s stopped answering (no reply for %s)", call.method,
                          options_.address, absl::FormatDuration(silence))),
                      {},
@@ -564,24 +660,30 @@ class RpcClient::Impl {
   std::string local_host_id_;
   std::unique_ptr<Wakeup> wakeup_;
 
-  absl::Mutex mu_;
+  absl::Mutex mu_;  // Taken after io_mu_ when both are.
   std::deque<Outgoing> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool io_running_ ABSL_GUARDED_BY(mu_) = false;  // Between the hello and the stop.
 
   std::atomic<bool> using_ipc_{false};
   std::optional<rpc_internal::WorkQueue> callbacks_{std::in_place, 1};
 
-  // Owned by the I/O thread once it runs.
+  // The sockets and the calls in flight: the I/O thread's, and a caller's
+  // while it holds io_mu_ (the I/O thread holds it except in poll).
+  absl::Mutex io_mu_;
   zmq::context_t context_;
-  zmq::socket_t tcp_;
-  std::optional<zmq::socket_t> ipc_;
-  uint64_t last_id_ = 0;
-  uint64_t hello_id_ = 0;  // 0: no hello outstanding.
-  std::unordered_map<uint64_t, Pending> pending_;
-  std::set<std::pair<absl::Time, uint64_t>> deadlines_;
-  std::deque<Outgoing> held_;  // Large calls waiting for room.
-  absl::Time last_heard_;
-  absl::Time last_ping_;
+  zmq::socket_t tcp_ ABSL_GUARDED_BY(io_mu_);
+  std::optional<zmq::socket_t> ipc_ ABSL_GUARDED_BY(io_mu_);
+  uint64_t last_id_ ABSL_GUARDED_BY(io_mu_) = 0;
+  uint64_t hello_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no hello outstanding.
+  std::unordered_map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(io_mu_);
+  std::set<std::pair<absl::Time, uint64_t>> deadlines_ ABSL_GUARDED_BY(io_mu_);
+  std::deque<Outgoing> held_ ABSL_GUARDED_BY(io_mu_);  // Large calls waiting for room.
+  absl::Time last_heard_ ABSL_GUARDED_BY(io_mu_);
+  absl::Time last_ping_ ABSL_GUARDED_BY(io_mu_);
+  absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);  // When the I/O thread's poll ends.
+  // Finishes to run once io_mu_ is released.
+  std::vector<std::pair<Finish, Completion>> completed_ ABSL_GUARDED_BY(io_mu_);
   std::thread io_thread_;
 
   // CallSync's sockets, made in context_ and so declared after it.

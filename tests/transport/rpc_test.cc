@@ -473,6 +473,27 @@ TEST(Rpc, ClientDestructionCancelsOutstandingCalls) {
   EXPECT_THAT(result.status, StatusIs(absl::StatusCode::kCancelled, HasSubstr("call Hang")));
 }
 
+TEST(Rpc, ACallSentWhileTheClientIdlesStillFailsAtItsDeadline) {
+  // With nothing in flight the I/O thread sleeps a heartbeat interval; a
+  // call sent meanwhile from this thread must wake it for an earlier
+  // deadline rather than wait that long.
+  Hang hang;
+  auto server = StartServer({{"Echo", Echo}, {"Hang", hang.Handler()}});
+  ASSERT_NE(server, nullptr);
+  RpcClientOptions options = ClientOptions(server->port());
+  options.heartbeat_interval = absl::Seconds(20);
+  options.heartbeat_timeout = absl::Seconds(60);
+  ASSERT_OK_AND_ASSIGN(auto client, RpcClient::Connect(options));
+  CallResult settled;
+  client->Call("Echo", {}, In(absl::Seconds(10)), settled.Callback());
+  ASSERT_TRUE(settled.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::SleepFor(absl::Milliseconds(50));  // The I/O thread is back in poll.
+  CallResult late;
+  client->Call("Hang", {}, In(absl::Milliseconds(100)), late.Callback());
+  ASSERT_TRUE(late.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_THAT(late.status, StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("call Hang")));
+}
+
 TEST(Rpc, InlineCallbacksMayCallAgainAndGetEveryOutcome) {
   Hang hang;
   auto server = StartServer({{"Echo", Echo}, {"Hang", hang.Handler()}});
