@@ -381,22 +381,12 @@ class RpcClient::Impl {
       failed.assign(std::make_move_iterator(completed_.begin() + static_cast<ptrdiff_t>(before)),
                     std::make_move_iterator(completed_.end()));
       completed_.erase(completed_.begin() + static_cast<ptrdiff_t>(before), completed_.end());
-      wake = NextWake(absl::Now()) < planned_wake_ || HasInput(active_socket());
+      wake = NextWake(absl::Now()) < planned_wake_ || rpc_internal::HasInput(active_socket());
     }
     io_mu_.Unlock();
     for (auto& [finish, completion] : failed) finish(std::move(completion));
     if (wake) wakeup_->Signal();
     return sent;
-  }
-
-  // Whether `socket` holds a message. Sending on it from this thread may
-  // have consumed the notification that would have woken the I/O thread.
-  static bool HasInput(zmq::socket_t& socket) {
-    try {
-      return (socket.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
-    } catch (const zmq::error_t&) {
-      return true;  // Let the I/O thread look.
-    }
   }
 
   void Complete(Finish finish, Completion completion) ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {

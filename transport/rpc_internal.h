@@ -170,6 +170,17 @@ inline bool ReceiveFrames(zmq::socket_t& socket, std::vector<zmq::message_t>* fr
   }
 }
 
+// Whether `socket` holds a message. Another thread polls the socket's
+// ZMQ_FD; sending on the socket may consume the notification that would
+// have woken it, so a sender checks this and wakes it itself.
+inline bool HasInput(zmq::socket_t& socket) {
+  try {
+    return (socket.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0;
+  } catch (const zmq::error_t&) {
+    return true;  // Let the polling thread look.
+  }
+}
+
 // A reply's status as the handler produced it; codes from a newer peer
 // that absl does not know read as UNKNOWN.
 inline absl::Status StatusFromReply(const RpcHeader& header) {

@@ -1,7 +1,9 @@
 // The server: one socket thread owns the ROUTER (ZeroMQ sockets are not
 // thread-safe) and answers the built-in methods; handlers run on worker
-// threads and post their replies to an outbox that the socket thread
-// sends, woken through an eventfd.
+// threads (or on the socket thread, for inline methods) and post their
+// replies to an outbox, which sends them itself while the socket thread
+// waits, or queues them for it.
+#include <poll.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -30,16 +32,37 @@ using rpc_internal::Wakeup;
 // Messages read per wakeup before the outbox gets a turn.
 constexpr int kReceiveBatch = 64;
 
-// Replies waiting for the socket thread. Shared with the RpcDone callbacks,
-// which may outlive the server. Thread safety: Post from any thread.
+// Where replies go. The socket thread owns the ROUTER except while it
+// waits in poll (on the socket's ZMQ_FD, not the socket); then another
+// thread may send a reply itself under send_mu(). A reply that finds the
+// socket busy waits in a queue for the socket thread, woken through an
+// eventfd. Shared with the RpcDone callbacks, which may outlive the
+// server. Thread safety: Post from any thread.
 class Outbox {
  public:
-  explicit Outbox(std::unique_ptr<Wakeup> wakeup) : wakeup_(std::move(wakeup)) {}
+  Outbox(std::unique_ptr<Wakeup> wakeup, zmq::socket_t* router)
+      : wakeup_(std::move(wakeup)), router_(router) {}
 
   // Called by the socket thread before it polls.
   void SetSocketThread() { socket_thread_ = std::this_thread::get_id(); }
+  // Held by the socket thread whenever it uses the router.
+  absl::Mutex& send_mu() ABSL_LOCK_RETURNED(send_mu_) { return send_mu_; }
 
   void Post(std::vector<zmq::message_t> frames) {
+    // The socket thread itself sends what it posted once its handler
+    // returns (TakeQueued).
+    const bool on_socket_thread = std::this_thread::get_id() == socket_thread_;
+    if (!on_socket_thread && send_mu_.TryLock()) {
+      bool input = false;
+      const bool open = router_ != nullptr;
+      if (open) {
+        rpc_internal::SendFrames(*router_, frames);
+        input = rpc_internal::HasInput(*router_);
+      }
+      send_mu_.Unlock();
+      if (input) wakeup_->Signal();
+      return;
+    }
     bool was_empty;
     {
       absl::MutexLock lock(&mu_);
@@ -47,9 +70,7 @@ class Outbox {
       was_empty = queue_.empty();
       queue_.push_back(std::move(frames));
     }
-    // The socket thread itself sends what it posted once its handler
-    // returns, without the eventfd's two system calls.
-    if (was_empty && std::this_thread::get_id() != socket_thread_) wakeup_->Signal();
+    if (was_empty && !on_socket_thread) wakeup_->Signal();
   }
   std::vector<std::vector<zmq::message_t>> Take() {
     wakeup_->Drain();
@@ -65,6 +86,10 @@ class Outbox {
   // Later posts are dropped; wakes the socket thread to see `stopping`.
   void Close() {
     {
+      absl::MutexLock lock(&send_mu_);
+      router_ = nullptr;
+    }
+    {
       absl::MutexLock lock(&mu_);
       closed_ = true;
       queue_.clear();
@@ -76,6 +101,8 @@ class Outbox {
  private:
   const std::unique_ptr<Wakeup> wakeup_;
   std::thread::id socket_thread_;  // Written before the socket thread polls.
+  absl::Mutex send_mu_;
+  zmq::socket_t* router_ ABSL_GUARDED_BY(send_mu_);  // Null once closed.
   absl::Mutex mu_;
   std::vector<std::vector<zmq::message_t>> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
@@ -142,7 +169,7 @@ class RpcServer::Impl {
     RETURN_IF_ERROR(
         rpc_internal::CheckHostPort(std::string_view(address).substr(6), "bind address"));
     ASSIGN_OR_RETURN(std::unique_ptr<Wakeup> wakeup, Wakeup::Create());
-    outbox_ = std::make_shared<Outbox>(std::move(wakeup));
+    outbox_ = std::make_shared<Outbox>(std::move(wakeup), &router_);
     rpc_internal::ConfigureSocket(router_, options.max_message_bytes);
     try {
       router_.bind(address);
@@ -187,23 +214,27 @@ class RpcServer::Impl {
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
   void SocketLoop() {
-    zmq_pollitem_t items[2] = {{router_.handle(), 0, ZMQ_POLLIN, 0},
-                               {nullptr, outbox_->fd(), ZMQ_POLLIN, 0}};
+    const int router_fd = router_.get(zmq::sockopt::fd);
     std::vector<zmq::message_t> frames;
     const auto send = [this](std::vector<std::vector<zmq::message_t>> replies) {
       for (std::vector<zmq::message_t>& reply : replies) rpc_internal::SendFrames(router_, reply);
     };
     outbox_->SetSocketThread();
+    bool more = false;  // The router may hold more than one batch.
     while (!stopping()) {
-      if (zmq_poll(items, 2, -1) < 0) continue;  // EINTR; nothing else is expected.
-      if (items[1].revents & ZMQ_POLLIN) send(outbox_->Take());
-      if (items[0].revents & ZMQ_POLLIN) {
-        for (int i = 0; i < kReceiveBatch && rpc_internal::ReceiveFrames(router_, &frames); ++i) {
-          OnMessage(std::move(frames));
-          frames = std::vector<zmq::message_t>();
-          send(outbox_->TakeQueued());
-        }
+      pollfd fds[2] = {{router_fd, POLLIN, 0}, {outbox_->fd(), POLLIN, 0}};
+      poll(fds, 2, more ? 0 : -1);  // EINTR only; the turn below is harmless.
+      absl::MutexLock lock(&outbox_->send_mu());
+      if (fds[1].revents & POLLIN) send(outbox_->Take());
+      // Every turn, not only when ZMQ_FD fired: another thread's send may
+      // have taken in its notification.
+      int i = 0;
+      for (; i < kReceiveBatch && rpc_internal::ReceiveFrames(router_, &frames); ++i) {
+        OnMessage(std::move(frames));
+        frames = std::vector<zmq::message_t>();
+        send(outbox_->TakeQueued());
       }
+      more = i == kReceiveBatch;
     }
   }
 
