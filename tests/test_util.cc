@@ -58,6 +58,29 @@ Tensor RegressionYs() {
   return Tensor::FromVector<float>(y, {100});
 }
 
+Tensor LineXs() {
+  Tensor x(DT_FLOAT, TensorShape({16}));
+  for (int i = 0; i < 16; ++i) x.data<float>()[i] = static_cast<float>(i) / 4 - 2;
+  return x;
+}
+
+Tensor LineYs() {
+  const Tensor x = LineXs();
+  Tensor y(DT_FLOAT, TensorShape({16}));
+  for (int i = 0; i < 16; ++i) y.data<float>()[i] = 2 * x.data<float>()[i] + 10;
+  return y;
+}
+
+Tensor RandomTensor(const TensorShape& shape, int seed) {
+  Tensor t(DT_FLOAT, shape);
+  uint32_t state = 2654435761u * static_cast<uint32_t>(seed + 1);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) - 0.5f;
+  }
+  return t;
+}
+
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << "cannot open " << path;

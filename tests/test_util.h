@@ -25,6 +25,17 @@ int FreePort();
 // 100 points x in [-1, 1) and y = 0.1 x + 0.3.
 Tensor RegressionXs();
 Tensor RegressionYs();
+// The seed scripts' line: 16 points x in [-2, 2) and y = 2 x + 10.
+Tensor LineXs();
+Tensor LineYs();
+// Floats in [-0.5, 0.5) from a fixed generator: the same for a seed on
+// every machine.
+Tensor RandomTensor(const TensorShape& shape, int seed);
+// A tensor's elements as a vector, for matchers.
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
+}
 
 // Reads a whole file; fails the test when it cannot.
 std::string ReadFileOrDie(const std::string& path);

@@ -18,23 +18,13 @@
 namespace rill {
 namespace {
 
+using ::rill::testing::LineXs;
+using ::rill::testing::LineYs;
+using ::rill::testing::RandomTensor;
 using ::rill::testing::StatusIs;
+using ::rill::testing::Values;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-std::vector<float> Values(const Tensor& t) {
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
-}
-
-Tensor Random(const TensorShape& shape, int seed) {
-  Tensor t(DT_FLOAT, shape);
-  uint32_t state = 2654435761u * static_cast<uint32_t>(seed + 1);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) - 0.5f;
-  }
-  return t;
-}
 
 // Builds a graph whose nodes ask for the devices `on` names: tasks of the
 // cluster, or nothing (the local reference).
@@ -91,12 +81,8 @@ TEST_F(ClusterTest, TrainsARegressionOnAWorkerTask) {
   auto session = Connect(cluster_.Target("worker", 1), graph);
   ASSERT_NE(session, nullptr);
   ASSERT_OK(session->Run({}, {}, {"init"}).status());
-  Tensor x(DT_FLOAT, TensorShape({16}));
-  Tensor y(DT_FLOAT, TensorShape({16}));
-  for (int i = 0; i < 16; ++i) {
-    x.data<float>()[i] = static_cast<float>(i) / 4 - 2;
-    y.data<float>()[i] = 2 * x.data<float>()[i] + 10;
-  }
+  const Tensor x = LineXs();
+  const Tensor y = LineYs();
   for (int step = 0; step < 300; ++step) {
     ASSERT_OK(session->Run({{"x", x}, {"y", y}}, {}, {"train"}).status()) << "step " << step;
   }
@@ -121,8 +107,8 @@ void SplitMatMul(const Scope& root, const std::function<Scope(int)>& on) {
 
 TEST_F(ClusterTest, MatMulSplitOverTwoTasksEqualsLocal) {
   ASSERT_NO_FATAL_FAILURE(StartServers(0, 2));
-  const Tensor a = Random(TensorShape({64, 48}), 1);
-  const Tensor b = Random(TensorShape({48, 32}), 2);
+  const Tensor a = RandomTensor(TensorShape({64, 48}), 1);
+  const Tensor b = RandomTensor(TensorShape({48, 32}), 2);
   ASSERT_OK_AND_ASSIGN(auto local, NewSession(SessionOptions(), Build(SplitMatMul, "")));
   ASSERT_OK_AND_ASSIGN(auto expected, local->Run({{"a", a}, {"b", b}}, {"product"}));
   SessionOptions options;
@@ -131,7 +117,7 @@ TEST_F(ClusterTest, MatMulSplitOverTwoTasksEqualsLocal) {
   ASSERT_NE(remote, nullptr);
   ASSERT_OK_AND_ASSIGN(auto got, remote->Run({{"a", a}, {"b", b}}, {"product", "bottom"}));
   EXPECT_EQ(got[0].shape(), TensorShape({64, 32}));
-  EXPECT_EQ(Values(got[0]), Values(expected[0]));
+  EXPECT_EQ(Values<float>(got[0]), Values<float>(expected[0]));
   EXPECT_EQ(got[1].shape(), TensorShape({32, 32}));
   const std::string master_log = cluster_.Task("worker", 0).Log();
   EXPECT_THAT(master_log,
@@ -182,8 +168,8 @@ TEST_F(ClusterTest, KernelErrorOnAnotherTaskNamesTheNode) {
       "worker");
   auto session = Connect(cluster_.Target("worker", 0), graph);
   ASSERT_NE(session, nullptr);
-  const Tensor wide = Random(TensorShape({2, 3}), 1);
-  const Tensor square = Random(TensorShape({3, 3}), 2);
+  const Tensor wide = RandomTensor(TensorShape({2, 3}), 1);
+  const Tensor square = RandomTensor(TensorShape({3, 3}), 2);
   EXPECT_THAT(session->Run({{"a", wide}, {"b", wide}}, {"result"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("remote_matmul")));
   ASSERT_OK_AND_ASSIGN(auto out, session->Run({{"a", wide}, {"b", square}}, {"result"}));

@@ -12,6 +12,7 @@ namespace {
 
 using ::rill::testing::IsOkAndHolds;
 using ::rill::testing::StatusIs;
+using ::rill::testing::Values;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -23,11 +24,6 @@ Tensor ConstValue(const Output& output) {
   absl::StatusOr<Tensor> tensor = TensorFromProto(**proto);
   EXPECT_OK(tensor);
   return tensor.ok() ? *tensor : Tensor();
-}
-
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
 }
 
 class WrappersTest : public ::testing::Test {

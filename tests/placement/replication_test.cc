@@ -19,6 +19,7 @@ namespace rill {
 namespace {
 
 using ::rill::testing::StatusIs;
+using ::rill::testing::Values;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::FloatNear;
@@ -32,10 +33,6 @@ std::map<std::string, const NodeDef*> ByName(const GraphDef& graph) {
   std::map<std::string, const NodeDef*> nodes;
   for (const NodeDef& node : graph.node()) nodes[node.name()] = &node;
   return nodes;
-}
-
-std::vector<float> Values(const Tensor& t) {
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
 }
 
 // Each tower doubles its slice: a tower whose output depends only on its
@@ -196,7 +193,7 @@ TEST(ReplicateTowers, GatheredOutputMatchesTheUnsplitComputation) {
   const Tensor xs = Tensor::FromVector<float>({1, 0, 0, 1, 1, 1, 2, -1}, TensorShape({4, 2}));
   ASSERT_OK_AND_ASSIGN(auto result, session->Run({{"x", xs}}, {outputs[0].name()}));
   EXPECT_EQ(result[0].shape(), TensorShape({4, 3}));
-  EXPECT_THAT(Values(result[0]), ElementsAre(1, 2, 3, 4, 5, 6, 5, 7, 9, -2, -1, 0));
+  EXPECT_THAT(Values<float>(result[0]), ElementsAre(1, 2, 3, 4, 5, 6, 5, 7, 9, -2, -1, 0));
 }
 
 TEST(ReplicateTowers, UnevenBatchFailsWhenRun) {
@@ -242,8 +239,8 @@ TEST(AverageGradients, ComputesTheMeanOverTowersPerVariable) {
   ASSERT_OK_AND_ASSIGN(const GraphDef graph, root.ToGraphDef());
   ASSERT_OK_AND_ASSIGN(auto session, NewSession(SessionOptions(), graph));
   ASSERT_OK_AND_ASSIGN(auto result, session->Run({}, {averages[0].name(), averages[1].name()}));
-  EXPECT_THAT(Values(result[0]), ElementsAre(3, 5));
-  EXPECT_THAT(Values(result[1]), ElementsAre(0, 3));
+  EXPECT_THAT(Values<float>(result[0]), ElementsAre(3, 5));
+  EXPECT_THAT(Values<float>(result[1]), ElementsAre(0, 3));
 }
 
 TEST(AverageGradients, RejectsTowersWithDifferentGradientCounts) {
@@ -318,7 +315,7 @@ absl::StatusOr<TowerGradientRun> RunTowerGradients(const std::vector<std::string
                                               predictions[0].name(), single_prediction.name()},
                                              {}, &metadata));
   TowerGradientRun run{
-      Values(values[0]), Values(values[1]), Values(values[2]), Values(values[3]), {}};
+      Values<float>(values[0]), Values<float>(values[1]), Values<float>(values[2]), Values<float>(values[3]), {}};
   for (const NodeExecStats& stats : metadata.step_stats) {
     // Transfers out of a tower are received where the consumer is.
     const bool transfer = stats.op == "_Send" || stats.op == "_Recv";

@@ -25,6 +25,9 @@
 namespace rill {
 namespace {
 
+using ::rill::testing::LineXs;
+using ::rill::testing::LineYs;
+using ::rill::testing::RandomTensor;
 using ::rill::testing::StatusIs;
 using ::rill::testing::Values;
 using ::testing::AllOf;
@@ -52,16 +55,6 @@ std::unique_ptr<Session> NewTwoCpuSession(const GraphDef& graph, SessionOptions 
   return session.ok() ? *std::move(session) : nullptr;
 }
 
-Tensor Random(const TensorShape& shape, int seed) {
-  Tensor t(DT_FLOAT, shape);
-  uint32_t state = 2654435761u * static_cast<uint32_t>(seed + 1);
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    state = state * 1664525u + 1013904223u;
-    t.data<float>()[i] = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) - 0.5f;
-  }
-  return t;
-}
-
 // A^3 + B^3 with the powers on different devices and the sum on the first:
 // the seed's two-device matmul example.
 void MatrixPowers(const Scope& root, const std::function<Scope(int)>& on) {
@@ -79,8 +72,8 @@ void MatrixPowers(const Scope& root, const std::function<Scope(int)>& on) {
 }
 
 TEST(MultiDeviceSession, PartitionedMatmulsEqualOneDevice) {
-  const Tensor a = Random(TensorShape({64, 64}), 1);
-  const Tensor b = Random(TensorShape({64, 64}), 2);
+  const Tensor a = RandomTensor(TensorShape({64, 64}), 1);
+  const Tensor b = RandomTensor(TensorShape({64, 64}), 2);
   auto one = NewTwoCpuSession(Build(MatrixPowers, false));
   auto two = NewTwoCpuSession(Build(MatrixPowers, true));
   ASSERT_OK_AND_ASSIGN(auto expected, one->Run({{"a", a}, {"b", b}}, {"sum", "total", "pb1"}));
@@ -96,7 +89,7 @@ TEST(MultiDeviceSession, TraceShowsBothDevicesAndTheTransfers) {
   RunOptions options;
   options.trace = true;
   RunMetadata metadata;
-  const Tensor a = Random(TensorShape({4, 4}), 1);
+  const Tensor a = RandomTensor(TensorShape({4, 4}), 1);
   ASSERT_OK(session->Run(options, {{"a", a}, {"b", a}}, {"total"}, {}, &metadata).status());
   std::set<std::string> devices;
   std::set<std::string> ops;
@@ -128,12 +121,8 @@ void Regression(const Scope& root, const std::function<Scope(int)>& on) {
 
 std::vector<float> Train(Session& session, int steps) {
   EXPECT_OK(session.Run({}, {}, {"init"}).status());
-  Tensor x(DT_FLOAT, TensorShape({16}));
-  Tensor y(DT_FLOAT, TensorShape({16}));
-  for (int i = 0; i < 16; ++i) {
-    x.data<float>()[i] = static_cast<float>(i) / 4 - 2;
-    y.data<float>()[i] = 2 * x.data<float>()[i] + 10;
-  }
+  const Tensor x = LineXs();
+  const Tensor y = LineYs();
   for (int step = 0; step < steps; ++step) {
     EXPECT_OK(session.Run({{"x", x}, {"y", y}}, {}, {"train"}).status());
   }
@@ -190,8 +179,8 @@ TEST(MultiDeviceSession, PlacementLogCountsTransfersPerDevice) {
 // session stays usable.
 TEST(MultiDeviceSession, ErrorInOnePartitionFailsTheWholeStep) {
   auto session = NewTwoCpuSession(Build(MatrixPowers, true));
-  const Tensor square = Random(TensorShape({3, 3}), 1);
-  const Tensor wide = Random(TensorShape({2, 3}), 2);
+  const Tensor square = RandomTensor(TensorShape({3, 3}), 1);
+  const Tensor wide = RandomTensor(TensorShape({2, 3}), 2);
   EXPECT_THAT(session->Run({{"a", square}, {"b", wide}}, {"total"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("pb0")));
   EXPECT_OK(session->Run({{"a", square}, {"b", square}}, {"total"}).status());
@@ -203,7 +192,7 @@ TEST(MultiDeviceSession, ConcurrentStepsKeepTheirTensorsApart) {
   std::vector<std::vector<Tensor>> inputs;
   std::vector<std::vector<float>> expected;
   for (int t = 0; t < 4; ++t) {
-    inputs.push_back({Random(TensorShape({8, 8}), 2 * t), Random(TensorShape({8, 8}), 2 * t + 1)});
+    inputs.push_back({RandomTensor(TensorShape({8, 8}), 2 * t), RandomTensor(TensorShape({8, 8}), 2 * t + 1)});
     ASSERT_OK_AND_ASSIGN(auto out, one->Run({{"a", inputs[t][0]}, {"b", inputs[t][1]}}, {"sum"}));
     expected.push_back(Values<float>(out[0]));
   }
@@ -249,7 +238,7 @@ TEST(MultiDeviceSession, TimeoutCancelsEveryPartition) {
 
 TEST(MultiDeviceSession, SecondDeviceNeedsDeviceCountOrSoftPlacement) {
   const GraphDef graph = Build(MatrixPowers, true);
-  const Tensor a = Random(TensorShape({2, 2}), 1);
+  const Tensor a = RandomTensor(TensorShape({2, 2}), 1);
   ASSERT_OK_AND_ASSIGN(auto single, NewSession(SessionOptions(), graph));
   EXPECT_THAT(
       single->Run({{"a", a}, {"b", a}}, {"sum"}),

@@ -23,14 +23,13 @@
 namespace rill {
 namespace {
 
+using ::rill::testing::LineXs;
+using ::rill::testing::LineYs;
 using ::rill::testing::StatusIs;
+using ::rill::testing::Values;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::vector<float> Values(const Tensor& t) {
-  return std::vector<float>(t.data<float>(), t.data<float>() + t.NumElements());
-}
 
 // Server log lines go here rather than to the test's stderr.
 std::FILE* QuietLog() {
@@ -57,8 +56,8 @@ TEST(Server, LocalServerRunsASessionLikeThisProcess) {
   ASSERT_NE(session, nullptr);
   const Tensor value = Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({2, 2}));
   ASSERT_OK_AND_ASSIGN(auto out, session->Run({{"a", value}}, {"product", "a"}));
-  EXPECT_THAT(Values(out[0]), ElementsAre(5, 11, 11, 25));
-  EXPECT_THAT(Values(out[1]), ElementsAre(1, 2, 3, 4));  // A fed tensor fetched back.
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(5, 11, 11, 25));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(1, 2, 3, 4));  // A fed tensor fetched back.
   ASSERT_OK(session->Close());
   EXPECT_THAT(session->Run({{"a", value}}, {"product"}),
               StatusIs(absl::StatusCode::kCancelled, HasSubstr("closed")));
@@ -104,12 +103,8 @@ TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
   };
   const auto train = [](Session& session) -> std::vector<float> {
     EXPECT_OK(session.Run({}, {}, {"init"}).status());
-    Tensor x(DT_FLOAT, TensorShape({16}));
-    Tensor y(DT_FLOAT, TensorShape({16}));
-    for (int i = 0; i < 16; ++i) {
-      x.data<float>()[i] = static_cast<float>(i) / 4 - 2;
-      y.data<float>()[i] = 2 * x.data<float>()[i] + 10;
-    }
+    const Tensor x = LineXs();
+    const Tensor y = LineYs();
     for (int step = 0; step < 100; ++step) {
       EXPECT_OK(session.Run({{"x", x}, {"y", y}}, {}, {"train"}).status());
     }

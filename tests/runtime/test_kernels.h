@@ -13,13 +13,9 @@
 #include "graph/tensor.h"
 #include "kernels/op_kernel.h"
 #include "ops/ops.h"
+#include "tests/test_util.h"
 
 namespace rill::testing {
-
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
-}
 
 inline Output FloatConst(const Scope& scope, std::initializer_list<float> values,
                          TensorShape shape) {

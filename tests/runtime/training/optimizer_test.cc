@@ -20,13 +20,9 @@ namespace rill {
 namespace {
 
 using ::rill::testing::StatusIs;
+using ::rill::testing::Values;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-template <typename T>
-std::vector<T> Values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.NumElements());
-}
 
 // A step of an optimizer on the values of w, given the gradient.
 template <typename T>
