@@ -134,11 +134,12 @@ void BM_RpcRoundTrip(benchmark::State& state) {
 void BM_RpcEchoRoundTrip(benchmark::State& state) {
   RpcServerOptions server_options;
   server_options.bind_address = "tcp://127.0.0.1:0";
-  server_options.inline_methods = {"echo"};
-  absl::StatusOr<std::unique_ptr<RpcServer>> server = RpcServer::Start(
-      server_options, {{"echo", [](RpcMessage request, RpcDone done) {
-                          done(absl::OkStatus(), {"", std::move(request.tensors)});
-                        }}});
+  absl::StatusOr<std::unique_ptr<RpcServer>> server =
+      RpcServer::Start(server_options, {{"echo",
+                                         [](RpcMessage request, RpcDone done) {
+                                           done(absl::OkStatus(), {"", std::move(request.tensors)});
+                                         },
+                                         /*runs_inline=*/true}});
   if (!server.ok()) return state.SkipWithError("no server");
   RpcClientOptions options;
   options.address = "127.0.0.1:" + std::to_string((*server)->port());

@@ -56,13 +56,15 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
 [[noreturn]] void RunChild(int to_parent, int from_parent) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
-  // Both handlers answer at once, as the worker's RunGraph and PushTensor.
-  options.inline_methods = {"push", "echo"};
+  // Both handlers answer at once (inline), as the worker's RunGraph and
+  // PushTensor.
   auto server = RpcServer::Start(
-      options, {{"push", [](RpcMessage, RpcDone done) { done(absl::OkStatus(), {}); }},
-                {"echo", [](RpcMessage request, RpcDone done) {
+      options, {{"push", [](RpcMessage, RpcDone done) { done(absl::OkStatus(), {}); }, true},
+                {"echo",
+                 [](RpcMessage request, RpcDone done) {
                    done(absl::OkStatus(), {std::move(request.body), {}});
-                 }}});
+                 },
+                 true}});
   if (!server.ok()) {
     std::fprintf(stderr, "transport_bench child: %s\n", server.status().ToString().c_str());
     std::_Exit(1);

@@ -153,4 +153,13 @@ DeviceSpec DeviceSpec::Override(const DeviceSpec& outer, const DeviceSpec& inner
   return merged;
 }
 
+absl::StatusOr<std::string> TaskOfDevice(std::string_view device) {
+  ASSIGN_OR_RETURN(const DeviceSpec spec, DeviceSpec::Parse(device));
+  if (!spec.job || !spec.replica || !spec.task) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("device '%s' does not name a job, replica and task", device));
+  }
+  return absl::StrFormat("/job:%s/replica:%d/task:%d", *spec.job, *spec.replica, *spec.task);
+}
+
 }  // namespace rill

@@ -35,6 +35,10 @@ struct DeviceSpec {
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 
+// "/job:J/replica:R/task:T" of a full device name. INVALID_ARGUMENT when
+// the name is malformed or lacks the job, replica or task.
+absl::StatusOr<std::string> TaskOfDevice(std::string_view device);
+
 }  // namespace rill
 
 #endif  // RILL_GRAPH_DEVICE_SPEC_H_

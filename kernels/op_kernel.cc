@@ -23,7 +23,7 @@ KernelContext::KernelContext(Params params)
   frame_.allocator = params.allocator;
   frame_.step_id = params.step_id;
   frame_.resource_manager = params.resource_manager;
-  frame_.cancelled = params.cancelled;
+  frame_.cancellation = params.cancellation;
   frame_.rendezvous = params.rendezvous;
   ReadRefInputs();
 }

@@ -20,6 +20,8 @@
 #include "graph/proto/node_def.pb.h"
 #include "graph/proto/op_def.pb.h"
 #include "graph/tensor.h"
+#include "kernels/cancellation.h"
+#include "kernels/device_context.h"
 
 namespace Eigen {
 struct ThreadPoolDevice;
@@ -81,9 +83,9 @@ class KernelContext {
     const Eigen::ThreadPoolDevice* eigen_cpu = nullptr;  // The intra-op pool.
     Allocator* allocator = nullptr;
     int64_t step_id = 0;
-    ResourceMgr* resource_manager = nullptr;       // The device's; outlives the step.
-    const std::atomic<bool>* cancelled = nullptr;  // Null: never cancelled.
-    Rendezvous* rendezvous = nullptr;              // The step's, for _Send/_Recv.
+    ResourceMgr* resource_manager = nullptr;   // The device's; outlives the step.
+    StepCancellation* cancellation = nullptr;  // Null: never cancelled.
+    Rendezvous* rendezvous = nullptr;          // The step's, for _Send/_Recv.
   };
 
   // A context over storage its caller owns and reuses from node to node, so
@@ -99,8 +101,9 @@ class KernelContext {
     Allocator* allocator = nullptr;
     int64_t step_id = 0;
     ResourceMgr* resource_manager = nullptr;
-    const std::atomic<bool>* cancelled = nullptr;
+    StepCancellation* cancellation = nullptr;
     Rendezvous* rendezvous = nullptr;
+    DeviceContext* device_context = nullptr;
   };
 
   explicit KernelContext(Params params);
@@ -137,14 +140,20 @@ class KernelContext {
   Allocator* allocator() const { return frame_.allocator; }
   int64_t step_id() const { return frame_.step_id; }
   ResourceMgr* resource_manager() const { return frame_.resource_manager; }
+  // The device's stream and handles; null on the CPU.
+  DeviceContext* device_context() const { return frame_.device_context; }
   // The step's rendezvous; null when the step has none (one device).
   Rendezvous* rendezvous() const { return frame_.rendezvous; }
   // Whether the step was cancelled (an error elsewhere, a deadline); a
   // long-running kernel checks it and returns early.
   bool cancelled() const {
     // Relaxed: a hint polled in loops; the executor orders the real hand-off.
-    return frame_.cancelled != nullptr && frame_.cancelled->load(std::memory_order_relaxed);
+    return frame_.cancellation != nullptr &&
+           frame_.cancellation->flag()->load(std::memory_order_relaxed);
   }
+  // The step's cancellation, for kernels that wait: they register a
+  // callback rather than poll. Null when the step cannot be cancelled.
+  StepCancellation* cancellation() const { return frame_.cancellation; }
 
  private:
   void ReadRefInputs();

@@ -5,6 +5,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "graph/device_spec.h"
+#include "graph/status_macros.h"
 
 namespace rill {
 
@@ -38,6 +40,23 @@ absl::StatusOr<RendezvousKey> RendezvousKey::Parse(std::string_view key) {
     return invalid("bad frame:iter");
   }
   return parsed;
+}
+
+absl::StatusOr<PreparedRendezvousKey> PreparedRendezvousKey::Prepare(const RendezvousKey& key) {
+  PreparedRendezvousKey prepared;
+  prepared.text = key.ToString();
+  absl::StatusOr<std::string> task = TaskOfDevice(key.dst_device);
+  if (!task.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("Invalid rendezvous key '%s': %s", prepared.text, task.status().message()));
+  }
+  prepared.dst_task = *std::move(task);
+  return prepared;
+}
+
+absl::StatusOr<PreparedRendezvousKey> PreparedRendezvousKey::Parse(std::string_view text) {
+  ASSIGN_OR_RETURN(const RendezvousKey key, RendezvousKey::Parse(text));
+  return Prepare(key);
 }
 
 }  // namespace rill

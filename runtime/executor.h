@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -22,36 +23,17 @@
 #include "absl/types/span.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
+#include "kernels/cancellation.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/rendezvous.h"
+#include "runtime/continuations.h"
 #include "runtime/device.h"
 #include "runtime/kernel_cost.h"
 #include "runtime/session.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
 
 namespace rill {
-
-// Stops a step from any thread. The first status recorded is the step's
-// result; kernels see the flag through KernelContext::cancelled().
-// Thread safety: all methods may be called concurrently.
-class StepCancellation {
- public:
-  // Records `status` unless a status is already recorded. REQUIRES: !ok().
-  void Cancel(absl::Status status);
-  bool cancelled() const {
-    // Acquire: pairs with the release in Cancel so that status() is set.
-    return cancelled_.load(std::memory_order_acquire);
-  }
-  // OK until cancelled.
-  absl::Status status() const;
-  const std::atomic<bool>* flag() const { return &cancelled_; }
-
- private:
-  std::atomic<bool> cancelled_{false};
-  mutable absl::Mutex mu_;
-  absl::Status status_ ABSL_GUARDED_BY(mu_);
-};
 
 // One output of a node ("node:k").
 struct TensorEndpoint {
@@ -61,47 +43,10 @@ struct TensorEndpoint {
   std::string ToString() const { return node->name() + ":" + std::to_string(index); }
 };
 
-// While one is alive on a thread, nodes that another partition's _Send
-// readies from this thread (completing a receive) wait for this thread
-// instead of waking a pool thread: the outermost scope runs them when it
-// ends, and the thread hands them to the pool before it starts a kernel
-// that may run long. A wake costs tens of microseconds; a partitioned step
-// that ping-pongs between devices would pay it at every crossing.
-class InlineContinuations {
- public:
-  InlineContinuations();
-  ~InlineContinuations();
-  InlineContinuations(const InlineContinuations&) = delete;
-  InlineContinuations& operator=(const InlineContinuations&) = delete;
-
-  // Queues `run` when a scope is alive on this thread; false otherwise.
-  // `pool` (may be null) is where it goes if handed off.
-  static bool Defer(Eigen::ThreadPoolInterface* pool, std::function<void()> run);
-  // Hands what is queued here to its pools.
-  static void HandOff();
-  static bool AnyQueued();
-
- private:
-  bool outermost_;
-};
-
-// While one is alive on a thread (a transport's socket thread delivering a
-// tensor from another task), nodes that an async kernel's completion on
-// this thread readies run here as Executor::RunAsyncQuickHere runs them:
-// quick ones within its budget, the rest on the pool. Without it they go
-// to the pool, a thread wake each time.
-class QuickContinuationsHere {
- public:
-  QuickContinuationsHere();
-  ~QuickContinuationsHere();
-  QuickContinuationsHere(const QuickContinuationsHere&) = delete;
-  QuickContinuationsHere& operator=(const QuickContinuationsHere&) = delete;
-
-  static bool Active();
-
- private:
-  const bool was_active_;
-};
+// Whether `value` may be fed for the tensor `name` of `dtype` and `shape`:
+// INVALID_ARGUMENT naming the tensor and both dtypes or shapes otherwise.
+absl::Status CheckFedValue(std::string_view name, DataType dtype, const PartialTensorShape& shape,
+                           const Tensor& value);
 
 // Thread safety: after Create, Run and RunAsync may be called concurrently
 // (each call is its own step).
@@ -216,7 +161,11 @@ class Executor {
   // runs what it readied.
   void FinishAsync(Step* step, int32_t id, bool ok) const;
   bool FetchOutputs(Step* step, const NodeItem& item) const;
+  // Stops the step with the node's error.
   void Fail(Step* step, const NodeItem& item, const absl::Status& status) const;
+  // A node read `variable` before anything assigned it.
+  void FailUninitialized(Step* step, const NodeItem& item, const std::string& variable) const;
+  void Abort(Step* step, const absl::Status& status) const;
   using ReadyList = absl::InlinedVector<int32_t, 16>;
   // Hands the outputs of `id` to its consumers; appends the nodes that
   // became ready and returns their number.

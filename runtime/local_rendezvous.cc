@@ -11,7 +11,7 @@ LocalRendezvous::~LocalRendezvous() {
   StartAbort(absl::CancelledError("the step's rendezvous was destroyed"));
 }
 
-absl::Status LocalRendezvous::Send(std::string_view key, const Tensor& value) {
+absl::Status LocalRendezvous::SendText(std::string_view key, const Tensor& value) {
   DoneCallback receiver;
   {
     absl::MutexLock lock(&mu_);
@@ -34,17 +34,17 @@ absl::Status LocalRendezvous::Send(std::string_view key, const Tensor& value) {
   return absl::OkStatus();
 }
 
-void LocalRendezvous::RecvAsync(std::string_view key, DoneCallback done) {
+void LocalRendezvous::RecvAsync(const PreparedRendezvousKey& prepared, DoneCallback done) {
+  const std::string& key = prepared.text;
   absl::Status error;
   Tensor value;
   {
     absl::MutexLock lock(&mu_);
-    Slot& slot = slots_[std::string(key)];
+    Slot& slot = slots_[key];
     if (!aborted_.ok()) {
       error = aborted_;
     } else if (slot.received || slot.waiting != nullptr) {
-      error = absl::AlreadyExistsError(
-          absl::StrFormat("Recv of '%s' twice in one step", std::string(key)));
+      error = absl::AlreadyExistsError(absl::StrFormat("Recv of '%s' twice in one step", key));
     } else if (!slot.sent) {
       slot.waiting = std::move(done);
       return;

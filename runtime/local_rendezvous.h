@@ -24,8 +24,12 @@ class LocalRendezvous final : public Rendezvous {
   // Aborts receivers still waiting (CANCELLED), so none is left hanging.
   ~LocalRendezvous() override;
 
-  absl::Status Send(std::string_view key, const Tensor& value) override;
-  void RecvAsync(std::string_view key, DoneCallback done) override;
+  absl::Status Send(const PreparedRendezvousKey& key, const Tensor& value) override {
+    return SendText(key.text, value);
+  }
+  void RecvAsync(const PreparedRendezvousKey& key, DoneCallback done) override;
+  // As Send, by the key's text (a tensor that arrived from another task).
+  absl::Status SendText(std::string_view key, const Tensor& value);
   void StartAbort(const absl::Status& status) override;
 
  private:

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
+#include "runtime/rpc_body.h"
 #include "transport/proto/cluster_rpc.pb.h"
 #include "transport/rpc.h"
 
@@ -19,8 +20,8 @@ constexpr absl::Duration kControlTimeout = absl::Seconds(30);
 
 class RemoteSession final : public Session {
  public:
-  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle)
-      : master_(std::move(master)), handle_(std::move(handle)) {}
+  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle, std::FILE* placement_log)
+      : master_(std::move(master)), handle_(std::move(handle)), placement_log_(placement_log) {}
   ~RemoteSession() override { (void)Close(); }
 
   absl::Status Extend(const GraphDef& graph) override {
@@ -38,7 +39,7 @@ class RemoteSession final : public Session {
                                           const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches,
                                           const std::vector<std::string>& targets,
-                                          RunMetadata*) override {
+                                          RunMetadata* metadata) override {
     RETURN_IF_ERROR(CheckOpen());
     RunStepRequest request;
     request.set_session_handle(handle_);
@@ -50,6 +51,7 @@ class RemoteSession final : public Session {
     for (const std::string& fetch : fetches) request.add_fetches(fetch);
     for (const std::string& target : targets) request.add_targets(target);
     request.set_timeout_in_ms(options.timeout_in_ms);
+    request.set_trace(options.trace && metadata != nullptr);
     message.body = request.SerializeAsString();
     // The master enforces the step's deadline and answers with it; the
     // client waits a little longer for that answer.
@@ -62,6 +64,13 @@ class RemoteSession final : public Session {
       return absl::InternalError(absl::StrFormat("the master returned %d tensors for %d fetches",
                                                  reply.tensors.size(), fetches.size()));
     }
+    ASSIGN_OR_RETURN(const RunStepReply body, ParseReply<RunStepReply>(reply, "the master"));
+    // The master logs placement where it runs; the client sees it too.
+    if (placement_log_ != nullptr && !body.placement_log().empty()) {
+      std::fputs(body.placement_log().c_str(), placement_log_);
+      std::fflush(placement_log_);
+    }
+    if (request.trace()) AppendStepStats(body.step_stats(), &metadata->step_stats);
     return std::move(reply.tensors);
   }
 
@@ -86,6 +95,7 @@ class RemoteSession final : public Session {
 
   const std::unique_ptr<RpcClient> master_;
   const std::string handle_;
+  std::FILE* const placement_log_;  // Null unless log_device_placement.
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -130,8 +140,12 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& 
     return absl::InternalError(
         absl::StrFormat("%s sent a malformed CreateSession reply", options.target));
   }
+  std::FILE* placement_log = nullptr;
+  if (options.log_device_placement) {
+    placement_log = options.placement_log != nullptr ? options.placement_log : stderr;
+  }
   return std::unique_ptr<Session>(
-      std::make_unique<RemoteSession>(std::move(master), created.session_handle()));
+      std::make_unique<RemoteSession>(std::move(master), created.session_handle(), placement_log));
 }
 
 absl::StatusOr<std::vector<std::string>> ListRemoteDevices(const std::string& target,

@@ -66,9 +66,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocal(std::FILE* log) {
 
 absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
     const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log) {
-  constexpr char kBind[] = "tcp://127.0.0.1:0";
   ServerOptions options;
   options.log = log;
+  return CreateLocalCluster(jobs, options);
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
+    const std::vector<std::pair<std::string, int>>& jobs, const ServerOptions& base) {
+  constexpr char kBind[] = "tcp://127.0.0.1:0";
+  ServerOptions options = base;
+  options.bind.clear();
   std::vector<std::unique_ptr<Server>> servers;
   std::map<std::string, std::vector<std::string>> addresses;
   for (const auto& [job, tasks] : jobs) {
@@ -103,18 +110,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& option
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
-  rpc.inline_methods = WorkerService::NonBlockingMethods();
-  for (const std::string& method : MasterService::Methods()) rpc.inline_methods.insert(method);
-  std::map<std::string, RpcServer::Handler> handlers;
-  Server* raw = server.get();
-  for (const auto* methods : {&MasterService::Methods(), &WorkerService::Methods()}) {
-    for (const std::string& method : *methods) {
-      handlers[method] = [raw, method](RpcMessage request, RpcDone done) {
-        raw->Handle(method, std::move(request), std::move(done));
-      };
-    }
-  }
-  ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc, std::move(handlers)));
+  // Calls are refused as "still starting" until Serve gives the methods.
+  ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc));
   return server;
 }
 
@@ -123,36 +120,48 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
   target_ = "zmq://" + address;
+  std::FILE* log = options.log != nullptr ? options.log : stderr;
 
-  WorkerServiceOptions worker;
-  worker.cluster = options.config.cluster;
-  worker.task = task;
+  channels_ = std::make_unique<ChannelCache>(options.config.cluster);
+  WorkerOptions worker;
+  worker.task = absl::StrFormat("/job:%s/replica:0/task:%d", task.job, task.index);
+  worker.device_count = options.device_count;
   worker.inter_op_threads = options.inter_op_threads;
   worker.intra_op_threads = options.intra_op_threads;
-  worker_ = std::make_unique<WorkerService>(worker);
+  worker.registry = options.kernel_registry;
+  worker.push = PushOverRpc(channels_.get());
+  ASSIGN_OR_RETURN(worker_, Worker::Create(worker));
+  worker_service_ = std::make_unique<WorkerService>(worker_.get());
   MasterServiceOptions master;
-  master.cluster = options.config.cluster;
   master.task = task;
   master.local_worker = worker_.get();
-  master.log = options.log;
+  master.channels = channels_.get();
+  master.log = log;
+  master.kernel_registry = options.kernel_registry;
   master_ = std::make_unique<MasterService>(master);
-  ready_.store(true, std::memory_order_release);
+  std::vector<RpcMethod> methods = master_->Methods();
+  for (RpcMethod& method : worker_service_->Methods()) methods.push_back(std::move(method));
+  RETURN_IF_ERROR(rpc_->Serve(std::move(methods)));
 
-  LogCluster(options.log, options.config.cluster);
-  std::fprintf(
-      options.log, "Started server with target: %s (/job:%s/replica:0/task:%d, bound to %s%s%s)\n",
-      target_.c_str(), task.job.c_str(), task.index, bind_address.c_str(),
-      rpc_->ipc_endpoint().empty() ? "" : " and ", rpc_->ipc_endpoint().c_str());
-  std::fflush(options.log);
+  LogCluster(log, options.config.cluster);
+  std::fprintf(log, "Started server with target: %s (%s, devices %s, bound to %s%s%s)\n",
+               target_.c_str(), worker.task.c_str(),
+               absl::StrJoin(worker_->device_names(), ", ").c_str(), bind_address.c_str(),
+               rpc_->ipc_endpoint().empty() ? "" : " and ", rpc_->ipc_endpoint().c_str());
+  std::fflush(log);
   return absl::OkStatus();
 }
 
 Server::~Server() {
   Stop();
-  // Stop the transport before the services its handlers call.
+  // The transport first, so that no handler runs while the services go;
+  // then the master (its sessions deregister from the worker), the worker,
+  // and the channels the others used.
   rpc_.reset();
   master_.reset();
+  worker_service_.reset();
   worker_.reset();
+  channels_.reset();
 }
 
 int Server::port() const { return rpc_->port(); }
@@ -161,16 +170,6 @@ void Server::Join() { stopped_.WaitForNotification(); }
 
 void Server::Stop() {
   if (!stopping_.exchange(true)) stopped_.Notify();
-}
-
-void Server::Handle(const std::string& method, RpcMessage request, RpcDone done) {
-  if (!ready_.load(std::memory_order_acquire)) {
-    return done(absl::UnavailableError("the server is still starting"), {});
-  }
-  for (const std::string& name : MasterService::Methods()) {
-    if (name == method) return master_->Handle(method, std::move(request), std::move(done));
-  }
-  worker_->Handle(method, std::move(request), std::move(done));
 }
 
 }  // namespace rill

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,8 +15,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/channel_cache.h"
 #include "runtime/cluster_spec.h"
 #include "runtime/master_service.h"
+#include "runtime/worker.h"
 #include "runtime/worker_service.h"
 #include "transport/rpc.h"
 
@@ -23,32 +27,43 @@ namespace rill {
 
 struct ServerOptions {
   ServerConfig config;
+  // The task's devices ({"CPU", 2}: CPU:0 and CPU:1); absent: one CPU.
+  std::map<std::string, int> device_count;
   // What to bind: empty means the task's address in the cluster. "HOST"
   // keeps the cluster's port ("0.0.0.0": every interface); "HOST:PORT"
   // replaces both. The address others use stays the cluster's.
   std::string bind;
   // Also bind an ipc:// endpoint for peers on this machine.
   bool bind_ipc = true;
-  std::FILE* log = stderr;
+  // Start-up lines, sessions and placement logs; null: stderr.
+  std::FILE* log = nullptr;
   int inter_op_threads = 0;  // <= 0: one per hardware thread.
   int intra_op_threads = 0;
+  // The kernels nodes run with; null: StandardKernels(). Must outlive the
+  // server (tests register their own kernels).
+  const KernelRegistry* kernel_registry = nullptr;
 };
 
 // Thread safety: all methods may be called concurrently.
 class Server {
  public:
   // Binds and starts serving. Errors: the task is not in the cluster, a
-  // malformed bind address, the port is taken (UNAVAILABLE).
+  // malformed bind address, the port is taken (UNAVAILABLE), a bad device
+  // count.
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
   // A one-task cluster (job "localhost") on 127.0.0.1 and a free port.
-  static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(std::FILE* log = stderr);
+  static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(std::FILE* log = nullptr);
   // A cluster in this process, as tf.test.create_local_cluster: `jobs`
   // gives each job's name and task count ({{"worker", 2}, {"ps", 1}});
   // every task listens on 127.0.0.1 and a port of its own, bound before the
   // cluster spec is made, so no other process can take it in between.
   // The servers come in `jobs` order, tasks in index order.
   static absl::StatusOr<std::vector<std::unique_ptr<Server>>> CreateLocalCluster(
-      const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log = stderr);
+      const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log = nullptr);
+  // As above, every task with `options` (less config and bind, which the
+  // cluster sets).
+  static absl::StatusOr<std::vector<std::unique_ptr<Server>>> CreateLocalCluster(
+      const std::vector<std::pair<std::string, int>>& jobs, const ServerOptions& options);
   // Stops serving.
   ~Server();
 
@@ -66,13 +81,13 @@ class Server {
                                                       const std::string& bind_address);
   // Starts the services for options.config's task.
   absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
-  void Handle(const std::string& method, RpcMessage request, RpcDone done);
 
   std::string target_;
-  std::unique_ptr<WorkerService> worker_;
+  // Declared in the order they are made; destroyed transport first.
+  std::unique_ptr<ChannelCache> channels_;
+  std::unique_ptr<Worker> worker_;
+  std::unique_ptr<WorkerService> worker_service_;
   std::unique_ptr<MasterService> master_;
-  // Set once the services exist: a call that arrives before is refused.
-  std::atomic<bool> ready_{false};
   std::unique_ptr<RpcServer> rpc_;
   std::atomic<bool> stopping_{false};
   absl::Notification stopped_;

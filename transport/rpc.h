@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -43,23 +42,38 @@ struct RpcServerOptions {
   int64_t max_message_bytes = int64_t{4} << 30;
   // Threads that run handlers (the socket thread never blocks on one).
   int handler_threads = 2;
-  // Methods whose handlers never block (they only start work or answer at
-  // once): they run on the socket thread itself, which saves the two thread
-  // wakes of a hand-off to a handler thread and back.
-  std::set<std::string> inline_methods;
+};
+
+// Runs `request`; calls `reply` once (possibly later, from any thread). A
+// non-OK status travels to the caller unchanged (code and message).
+using RpcHandler = std::function<void(RpcMessage request, RpcDone reply)>;
+
+// One method a server answers: the one place that names it, says what
+// runs it and where.
+struct RpcMethod {
+  std::string name;
+  RpcHandler handler;
+  // The handler never blocks (it only starts work or answers at once): it
+  // runs on the socket thread itself, which saves the two thread wakes of a
+  // hand-off to a handler thread and back.
+  bool runs_inline = false;
 };
 
 // Thread safety: all methods may be called concurrently.
 class RpcServer {
  public:
-  // Runs `request`; calls `reply` once (possibly later, from any thread).
-  // A non-OK status travels to the caller unchanged (code and message).
-  using Handler = std::function<void(RpcMessage request, RpcDone reply)>;
+  using Handler = RpcHandler;
 
-  // Binds and starts serving. Errors: a malformed address, a port in use
-  // (UNAVAILABLE naming the address).
+  // Binds and starts serving `methods` (the transport's own methods are
+  // always served). With no methods, other calls are refused with
+  // UNAVAILABLE until Serve. Errors: a malformed address, a port in use
+  // (UNAVAILABLE naming the address), a method named twice.
   static absl::StatusOr<std::unique_ptr<RpcServer>> Start(const RpcServerOptions& options,
-                                                          std::map<std::string, Handler> handlers);
+                                                          std::vector<RpcMethod> methods = {});
+  // Starts serving `methods`, once: for a server bound before the services
+  // behind its methods existed. Errors: serving already, a method named
+  // twice.
+  absl::Status Serve(std::vector<RpcMethod> methods);
   // Stops serving and joins its threads; replies not sent yet are dropped.
   ~RpcServer();
 

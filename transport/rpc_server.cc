@@ -16,6 +16,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
@@ -142,10 +143,8 @@ std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader h
 
 class RpcServer::Impl {
  public:
-  Impl(std::map<std::string, Handler> handlers, const RpcServerOptions& options)
-      : handlers_(std::move(handlers)),
-        inline_methods_(options.inline_methods),
-        router_(context_, zmq::socket_type::router),
+  explicit Impl(const RpcServerOptions& options)
+      : router_(context_, zmq::socket_type::router),
         workers_(std::in_place, std::max(options.handler_threads, 1)) {}
 
   ~Impl() {
@@ -197,6 +196,29 @@ class RpcServer::Impl {
     }
     hello_reply_ = hello.SerializeAsString();
     socket_thread_ = std::thread([this] { SocketLoop(); });
+    return absl::OkStatus();
+  }
+
+  absl::Status Serve(std::vector<RpcMethod> methods) {
+    auto table = std::make_unique<MethodTable>();
+    for (RpcMethod& method : methods) {
+      std::string name = method.name;
+      if (name.empty() || name.starts_with('_')) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "method name '%s': names are non-empty and those starting with '_' are the "
+            "transport's",
+            name));
+      }
+      if (table->contains(name)) {
+        return absl::InvalidArgumentError(absl::StrFormat("method '%s' is named twice", name));
+      }
+      table->emplace(std::move(name), std::move(method));
+    }
+    absl::MutexLock lock(&serve_mu_);
+    if (methods_ != nullptr) return absl::FailedPreconditionError("the server is serving already");
+    methods_ = std::move(table);
+    // Release: the socket thread reads the table through this pointer.
+    served_.store(methods_.get(), std::memory_order_release);
     return absl::OkStatus();
   }
 
@@ -254,12 +276,19 @@ class RpcServer::Impl {
     const std::string& method = header->method();
     if (method == "_ping") return SendNow(identity, *header, absl::OkStatus(), {});
     if (method == "_hello") return SendNow(identity, *header, absl::OkStatus(), {hello_reply_, {}});
-    if (!handlers_.contains(method)) {
+    // Acquire: pairs with the release in Serve.
+    const MethodTable* table = served_.load(std::memory_order_acquire);
+    if (table == nullptr) {
+      return SendNow(identity, *header, absl::UnavailableError("the server is still starting"), {});
+    }
+    const auto found = table->find(method);
+    if (found == table->end()) {
       return SendNow(identity, *header,
                      absl::UnimplementedError(absl::StrFormat(
                          "unknown method '%s' on the server at port %d", method, port_)),
                      {});
     }
+    const RpcMethod* handler = &found->second;
     auto request = std::make_shared<Request>();
     request->identity = std::move(identity);
     request->header = *std::move(header);
@@ -268,12 +297,12 @@ class RpcServer::Impl {
     request->deadline = request->header.timeout_micros() > 0
                             ? absl::Now() + absl::Microseconds(request->header.timeout_micros())
                             : absl::InfiniteFuture();
-    if (inline_methods_.contains(request->header.method())) return RunHandler(std::move(*request));
-    workers_->Schedule([this, request] { RunHandler(std::move(*request)); });
+    if (handler->runs_inline) return RunHandler(*handler, std::move(*request));
+    workers_->Schedule([this, handler, request] { RunHandler(*handler, std::move(*request)); });
   }
 
   // Runs on a worker, or on the socket thread for inline methods.
-  void RunHandler(Request request) {
+  void RunHandler(const RpcMethod& method, Request request) {
     // A caller that has given up would ignore the reply.
     if (stopping() || absl::Now() > request.deadline) return;
     std::shared_ptr<Outbox> outbox = outbox_;
@@ -289,12 +318,15 @@ class RpcServer::Impl {
                    {});
     }
     RpcMessage message{header.body(), *std::move(tensors)};
-    handlers_.at(header.method())(std::move(message), std::move(reply));
+    method.handler(std::move(message), std::move(reply));
   }
 
+  using MethodTable = absl::flat_hash_map<std::string, RpcMethod>;
+  // Set once by Serve; immutable afterwards.
+  absl::Mutex serve_mu_;
+  std::unique_ptr<MethodTable> methods_ ABSL_GUARDED_BY(serve_mu_);
+  std::atomic<const MethodTable*> served_{nullptr};
   // Constant after Start.
-  const std::map<std::string, Handler> handlers_;
-  const std::set<std::string> inline_methods_;
   zmq::context_t context_;
   zmq::socket_t router_;  // Used by the socket thread once it runs.
   int port_ = 0;
@@ -308,11 +340,16 @@ class RpcServer::Impl {
   std::thread socket_thread_;
 };
 
-absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(
-    const RpcServerOptions& options, std::map<std::string, Handler> handlers) {
-  auto impl = std::make_unique<Impl>(std::move(handlers), options);
+absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(const RpcServerOptions& options,
+                                                            std::vector<RpcMethod> methods) {
+  auto impl = std::make_unique<Impl>(options);
+  if (!methods.empty()) RETURN_IF_ERROR(impl->Serve(std::move(methods)));
   RETURN_IF_ERROR(impl->Start(options));
   return std::unique_ptr<RpcServer>(new RpcServer(std::move(impl)));
+}
+
+absl::Status RpcServer::Serve(std::vector<RpcMethod> methods) {
+  return impl_->Serve(std::move(methods));
 }
 
 RpcServer::RpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

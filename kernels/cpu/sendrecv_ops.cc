@@ -16,15 +16,15 @@
 namespace rill {
 namespace {
 
-// The key both ends compute from their identical attrs.
-absl::StatusOr<std::string> KeyFromAttrs(const NodeDef& node) {
+// The key both ends compute from their identical attrs, prepared once.
+absl::StatusOr<PreparedRendezvousKey> KeyFromAttrs(const NodeDef& node) {
   RendezvousKey key;
   ASSIGN_OR_RETURN(key.src_device, GetStringAttr(node, "send_device"));
   ASSIGN_OR_RETURN(int64_t incarnation, GetIntAttr(node, "send_device_incarnation"));
   key.src_incarnation = static_cast<uint64_t>(incarnation);
   ASSIGN_OR_RETURN(key.dst_device, GetStringAttr(node, "recv_device"));
   ASSIGN_OR_RETURN(key.tensor_name, GetStringAttr(node, "tensor_name"));
-  return key.ToString();
+  return PreparedRendezvousKey::Prepare(key);
 }
 
 absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
@@ -37,10 +37,11 @@ absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
 
 class SendOp final : public OpKernel {
  public:
-  SendOp(const OpKernelConstruction& c, std::string key) : OpKernel(c), key_(std::move(key)) {}
+  SendOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
+      : OpKernel(c), key_(std::move(key)) {}
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(std::string key, KeyFromAttrs(c.def()));
+    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
     return std::unique_ptr<OpKernel>(std::make_unique<SendOp>(c, std::move(key)));
   }
 
@@ -51,15 +52,16 @@ class SendOp final : public OpKernel {
   bool IsExpensive() const override { return false; }
 
  private:
-  const std::string key_;
+  const PreparedRendezvousKey key_;
 };
 
 class RecvOp final : public AsyncOpKernel {
  public:
-  RecvOp(const OpKernelConstruction& c, std::string key) : AsyncOpKernel(c), key_(std::move(key)) {}
+  RecvOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
+      : AsyncOpKernel(c), key_(std::move(key)) {}
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(std::string key, KeyFromAttrs(c.def()));
+    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
     return std::unique_ptr<OpKernel>(std::make_unique<RecvOp>(c, std::move(key)));
   }
 
@@ -78,7 +80,7 @@ class RecvOp final : public AsyncOpKernel {
           }
           if (value.dtype() != BaseType(output_type(0))) {
             done(absl::InternalError(absl::StrFormat("received %s under '%s', expected %s",
-                                                     DataTypeString(value.dtype()), key_,
+                                                     DataTypeString(value.dtype()), key_.text,
                                                      DataTypeString(output_type(0)))));
             return;
           }
@@ -90,7 +92,7 @@ class RecvOp final : public AsyncOpKernel {
   bool IsExpensive() const override { return false; }
 
  private:
-  const std::string key_;
+  const PreparedRendezvousKey key_;
 };
 
 }  // namespace

@@ -32,19 +32,14 @@ INSTANTIATE_TEST_SUITE_P(
         ParseCase{"/job:ps/replica:0/task:1/device:GPU:0", "/job:ps/replica:0/task:1/device:GPU:0"},
         ParseCase{"/job:worker/task:3", "/job:worker/task:3"},
         ParseCase{"/job:ps/task:1", "/job:ps/task:1"},
-        ParseCase{"/task:2/job:ps", "/job:ps/task:2"},
-        ParseCase{"/device:GPU:*", "/device:GPU:*"},
-        ParseCase{"/device:gpu", "/device:GPU:*"},
-        ParseCase{"/device:cpu:1", "/device:CPU:1"},
-        ParseCase{"/device:XLA_CPU:0", "/device:XLA_CPU:0"},
-        ParseCase{"/cpu:0", "/device:CPU:0"},
-        ParseCase{"/gpu:1", "/device:GPU:1"},
-        ParseCase{"/GPU:1", "/device:GPU:1"},
+        ParseCase{"/task:2/job:ps", "/job:ps/task:2"}, ParseCase{"/device:GPU:*", "/device:GPU:*"},
+        ParseCase{"/device:gpu", "/device:GPU:*"}, ParseCase{"/device:cpu:1", "/device:CPU:1"},
+        ParseCase{"/device:XLA_CPU:0", "/device:XLA_CPU:0"}, ParseCase{"/cpu:0", "/device:CPU:0"},
+        ParseCase{"/gpu:1", "/device:GPU:1"}, ParseCase{"/GPU:1", "/device:GPU:1"},
         ParseCase{"CPU:0", "/device:CPU:0"},
         ParseCase{"/job:localhost/replica:0/task:0/cpu:0",
                   "/job:localhost/replica:0/task:0/device:CPU:0"},
-        ParseCase{"/job:*/task:*", ""},
-        ParseCase{"/job:my-job-2/task:0", "/job:my-job-2/task:0"},
+        ParseCase{"/job:*/task:*", ""}, ParseCase{"/job:my-job-2/task:0", "/job:my-job-2/task:0"},
         ParseCase{"/device:*:1", "/device:*:1"}));
 
 TEST(DeviceSpec, ParsesEveryField) {
@@ -78,31 +73,28 @@ class DeviceSpecMalformed : public ::testing::TestWithParam<MalformedCase> {};
 TEST_P(DeviceSpecMalformed, IsRejectedNamingThePart) {
   EXPECT_THAT(DeviceSpec::Parse(GetParam().name),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("Malformed device name '" + GetParam().name + "': " +
-                                 GetParam().message)));
+                       HasSubstr("Malformed device name '" + GetParam().name +
+                                 "': " + GetParam().message)));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Names, DeviceSpecMalformed,
-    ::testing::Values(MalformedCase{"/job:", "bad job ''"},
-                      MalformedCase{"/job:1ps", "bad job '1ps'"},
-                      MalformedCase{"/task:x", "bad task 'x'"},
-                      MalformedCase{"/job:ps/task:x", "bad task 'x'"},
-                      MalformedCase{"/task:-1", "bad task '-1'"},
-                      MalformedCase{"/replica:+1", "bad replica '+1'"},
-                      MalformedCase{"/task:99999999999", "bad task '99999999999'"},
-                      MalformedCase{"/job:ps/job:worker", "job given twice"},
-                      MalformedCase{"/task:0/task:1", "task given twice"},
-                      MalformedCase{"/cpu:0/device:GPU:0", "device given twice"},
-                      MalformedCase{"/foo:1", "unknown part 'foo:1'"},
-                      MalformedCase{"/gpu:-1", "bad device id '-1'"},
-                      MalformedCase{"/device:GPU:x", "bad device id 'x'"},
-                      MalformedCase{"/device:G-PU:0", "bad device type 'G-PU'"},
-                      MalformedCase{"/device:", "bad device type ''"},
-                      MalformedCase{"/job:ps/", "empty part"},
-                      MalformedCase{"/job:ps//task:0", "empty part"},
-                      MalformedCase{"/", "empty name"},
-                      MalformedCase{"/job", "part 'job' is not 'key:value'"}));
+    ::testing::Values(
+        MalformedCase{"/job:", "bad job ''"}, MalformedCase{"/job:1ps", "bad job '1ps'"},
+        MalformedCase{"/task:x", "bad task 'x'"}, MalformedCase{"/job:ps/task:x", "bad task 'x'"},
+        MalformedCase{"/task:-1", "bad task '-1'"},
+        MalformedCase{"/replica:+1", "bad replica '+1'"},
+        MalformedCase{"/task:99999999999", "bad task '99999999999'"},
+        MalformedCase{"/job:ps/job:worker", "job given twice"},
+        MalformedCase{"/task:0/task:1", "task given twice"},
+        MalformedCase{"/cpu:0/device:GPU:0", "device given twice"},
+        MalformedCase{"/foo:1", "unknown part 'foo:1'"},
+        MalformedCase{"/gpu:-1", "bad device id '-1'"},
+        MalformedCase{"/device:GPU:x", "bad device id 'x'"},
+        MalformedCase{"/device:G-PU:0", "bad device type 'G-PU'"},
+        MalformedCase{"/device:", "bad device type ''"}, MalformedCase{"/job:ps/", "empty part"},
+        MalformedCase{"/job:ps//task:0", "empty part"}, MalformedCase{"/", "empty name"},
+        MalformedCase{"/job", "part 'job' is not 'key:value'"}));
 
 TEST(DeviceSpec, OverrideLetsInnerFieldsWin) {
   ASSERT_OK_AND_ASSIGN(DeviceSpec outer, DeviceSpec::Parse("/job:worker/task:1/device:CPU:0"));
@@ -127,6 +119,15 @@ TEST(DeviceSpec, OverrideKeepsOuterIdWhenInnerGivesOnlyAType) {
   ASSERT_OK_AND_ASSIGN(DeviceSpec outer, DeviceSpec::Parse("/device:CPU:1"));
   ASSERT_OK_AND_ASSIGN(DeviceSpec inner, DeviceSpec::Parse("/device:GPU:*"));
   EXPECT_EQ(DeviceSpec::Override(outer, inner).ToString(), "/device:GPU:1");
+}
+
+TEST(TaskOfDevice, DropsTheDevicePart) {
+  ASSERT_OK_AND_ASSIGN(const std::string task,
+                       TaskOfDevice("/job:ps/replica:0/task:3/device:CPU:0"));
+  EXPECT_EQ(task, "/job:ps/replica:0/task:3");
+  EXPECT_THAT(TaskOfDevice("/device:CPU:0"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job, replica and task")));
+  EXPECT_FALSE(TaskOfDevice("/job:ps/task:x").ok());
 }
 
 }  // namespace

@@ -46,6 +46,14 @@ class TestDevice final : public Device {
   ResourceMgr* resource_manager() override { return &resource_mgr_; }
   const Eigen::ThreadPoolDevice* eigen_cpu() const override { return &threads_.device(); }
   const Eigen::ThreadPoolDevice* eigen_cpu_serial() const override { return &threads_.device(); }
+  void CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    *dst = src;
+    done(absl::OkStatus());
+  }
+  void CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    *dst = src;
+    done(absl::OkStatus());
+  }
 
  private:
   CpuThreads threads_;  // One thread: serial already.
@@ -322,7 +330,8 @@ TEST_F(ExecutorTest, ReadingAnUninitializedVariableFails) {
   std::vector<Tensor> fetched;
   EXPECT_THAT(executor->Run(Executor::Args(), &fetched),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "node 'read' (Identity): Attempting to use uninitialized value v"));
+                       "Attempting to use uninitialized value v (read by node 'read' (Identity) "
+                       "on /job:localhost/replica:0/task:0/device:CPU:0)"));
   // Fetching the reference itself reads it too.
   ASSERT_OK_AND_ASSIGN(auto fetch_ref, Build({{v.node(), 0}}, {}, {v.node()}));
   EXPECT_THAT(fetch_ref->Run(Executor::Args(), &fetched),
@@ -806,21 +815,21 @@ TEST_F(ExecutorTest, QueuedReceiverIsHandedOffBeforeALongKernel) {
 class CapturingRendezvous final : public Rendezvous {
  public:
   explicit CapturingRendezvous(Rendezvous* inner) : inner_(inner) {}
-  absl::Status Send(std::string_view key, const Tensor& value) override {
-    key_ = std::string(key);
+  absl::Status Send(const PreparedRendezvousKey& key, const Tensor& value) override {
+    key_ = key;
     value_ = value;
     return absl::OkStatus();
   }
-  void RecvAsync(std::string_view key, DoneCallback done) override {
+  void RecvAsync(const PreparedRendezvousKey& key, DoneCallback done) override {
     inner_->RecvAsync(key, std::move(done));
   }
   void StartAbort(const absl::Status& status) override { inner_->StartAbort(status); }
-  const std::string& key() const { return key_; }
+  const PreparedRendezvousKey& key() const { return key_; }
   const Tensor& value() const { return value_; }
 
  private:
   Rendezvous* const inner_;
-  std::string key_;
+  PreparedRendezvousKey key_;
   Tensor value_;
 };
 

@@ -1,11 +1,11 @@
 #include "runtime/local_rendezvous.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <optional>
 #include <string>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/synchronization/notification.h"
 #include "graph/tensor.h"
@@ -16,6 +16,7 @@ namespace rill {
 namespace {
 
 using ::rill::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // What one RecvAsync delivered.
@@ -35,9 +36,12 @@ struct Received {
   }
 };
 
-const std::string kKey = RendezvousKey{"/job:a/replica:0/task:0/device:CPU:0", 1,
-                                       "/job:a/replica:0/task:0/device:CPU:1", "edge_1_x"}
-                             .ToString();
+PreparedRendezvousKey Key(const std::string& edge) {
+  return *PreparedRendezvousKey::Prepare(RendezvousKey{
+      "/job:a/replica:0/task:0/device:CPU:0", 1, "/job:a/replica:0/task:0/device:CPU:1", edge});
+}
+
+const PreparedRendezvousKey kKey = Key("edge_1_x");
 
 TEST(LocalRendezvous, RecvAfterSendGetsTheValueAtOnce) {
   LocalRendezvous rendezvous;
@@ -68,9 +72,7 @@ TEST(LocalRendezvous, RecvBeforeSendIsCalledOnTheSendersThread) {
 
 TEST(LocalRendezvous, KeysAreIndependent) {
   LocalRendezvous rendezvous;
-  const std::string other = RendezvousKey{"/job:a/replica:0/task:0/device:CPU:0", 1,
-                                          "/job:a/replica:0/task:0/device:CPU:1", "edge_2_y"}
-                                .ToString();
+  const PreparedRendezvousKey other = Key("edge_2_y");
   ASSERT_OK(rendezvous.Send(kKey, Tensor::Scalar<float>(1)));
   ASSERT_OK(rendezvous.Send(other, Tensor::Scalar<float>(2)));
   Received first, second;
@@ -98,7 +100,7 @@ TEST(LocalRendezvous, AbortFailsWaitingAndLaterCallsWithTheFirstStatus) {
   EXPECT_THAT(rendezvous.Send(kKey, Tensor::Scalar<float>(1)),
               StatusIs(absl::StatusCode::kDataLoss, "first"));
   Received later;
-  rendezvous.RecvAsync("another", later.Callback());
+  rendezvous.RecvAsync(Key("another"), later.Callback());
   EXPECT_THAT(later.status, StatusIs(absl::StatusCode::kDataLoss, "first"));
 }
 
@@ -113,8 +115,12 @@ TEST(LocalRendezvous, DestroyingItCancelsWaitingReceivers) {
 }
 
 TEST(RendezvousKey, PrintsAndParsesTensorFlowsFormat) {
-  const RendezvousKey key{"/job:ps/replica:0/task:0/device:CPU:0", 0xabc,
-                          "/job:worker/replica:0/task:1/device:CPU:0", "edge_5_w", 0, 0};
+  const RendezvousKey key{"/job:ps/replica:0/task:0/device:CPU:0",
+                          0xabc,
+                          "/job:worker/replica:0/task:1/device:CPU:0",
+                          "edge_5_w",
+                          0,
+                          0};
   EXPECT_EQ(key.ToString(),
             "/job:ps/replica:0/task:0/device:CPU:0;0000000000000abc;"
             "/job:worker/replica:0/task:1/device:CPU:0;edge_5_w;0:0");
@@ -134,6 +140,19 @@ TEST(RendezvousKey, MalformedKeysNameThePart) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("frame:iter")));
   EXPECT_THAT(RendezvousKey::Parse("a;1;;t;0:0"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
+}
+
+TEST(PreparedRendezvousKey, KeepsTheTextAndTheDestinationTask) {
+  ASSERT_OK_AND_ASSIGN(const PreparedRendezvousKey key,
+                       PreparedRendezvousKey::Parse("/job:ps/replica:0/task:0/device:CPU:0;"
+                                                    "0000000000000001;"
+                                                    "/job:worker/replica:0/task:1/device:CPU:2;"
+                                                    "edge_5_w;0:0"));
+  EXPECT_EQ(key.dst_task, "/job:worker/replica:0/task:1");
+  EXPECT_THAT(key.text, HasSubstr("edge_5_w"));
+  EXPECT_THAT(PreparedRendezvousKey::Parse("/cpu:0;1;/cpu:1;edge;0:0"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("edge"), HasSubstr("job, replica and task"))));
 }
 
 }  // namespace

@@ -19,13 +19,14 @@ using ::testing::HasSubstr;
 
 constexpr char kWorker0[] = "/job:worker/replica:0/task:0";
 
-std::string Key(const std::string& src_task, const std::string& dst_task, const std::string& edge) {
+PreparedRendezvousKey Key(const std::string& src_task, const std::string& dst_task,
+                          const std::string& edge) {
   RendezvousKey key;
   key.src_device = src_task + "/device:CPU:0";
   key.src_incarnation = 1;
   key.dst_device = dst_task + "/device:CPU:0";
   key.tensor_name = edge;
-  return key.ToString();
+  return *PreparedRendezvousKey::Prepare(key);
 }
 
 // Records pushes instead of sending them; `result` is what each reports.
@@ -52,19 +53,10 @@ struct Pushes {
   }
 };
 
-TEST(TaskOfDevice, DropsTheDevicePart) {
-  ASSERT_OK_AND_ASSIGN(const std::string task,
-                       TaskOfDevice("/job:ps/replica:0/task:3/device:CPU:0"));
-  EXPECT_EQ(task, "/job:ps/replica:0/task:3");
-  EXPECT_THAT(TaskOfDevice("/device:CPU:0"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("job, replica and task")));
-  EXPECT_FALSE(TaskOfDevice("/job:ps/task:x").ok());
-}
-
 TEST(RemoteRendezvous, KeysForThisTaskStayHere) {
   Pushes pushes;
   auto rendezvous = std::make_shared<RemoteRendezvous>(kWorker0, 7, pushes.Fn());
-  const std::string key = Key(kWorker0, kWorker0, "edge_1_a");
+  const PreparedRendezvousKey key = Key(kWorker0, kWorker0, "edge_1_a");
   ASSERT_OK(rendezvous->Send(key, Tensor::Scalar<float>(3)));
   float got = 0;
   rendezvous->RecvAsync(key, [&](const absl::Status& status, const Tensor& value) {
@@ -78,13 +70,13 @@ TEST(RemoteRendezvous, KeysForThisTaskStayHere) {
 TEST(RemoteRendezvous, KeysForAnotherTaskArePushedThere) {
   Pushes pushes;
   auto rendezvous = std::make_shared<RemoteRendezvous>(kWorker0, 7, pushes.Fn());
-  const std::string key = Key(kWorker0, "/job:ps/replica:0/task:0", "edge_2_w");
+  const PreparedRendezvousKey key = Key(kWorker0, "/job:ps/replica:0/task:0", "edge_2_w");
   const Tensor value = Tensor::Scalar<float>(5);
   ASSERT_OK(rendezvous->Send(key, value));
   ASSERT_EQ(pushes.sent.size(), 1u);
   EXPECT_EQ(pushes.sent[0].dst_task, "/job:ps/replica:0/task:0");
   EXPECT_EQ(pushes.sent[0].step_id, 7u);
-  EXPECT_EQ(pushes.sent[0].key, key);
+  EXPECT_EQ(pushes.sent[0].key, key.text);
   EXPECT_TRUE(pushes.sent[0].value.SharesBufferWith(value));  // No copy.
 }
 
@@ -105,54 +97,23 @@ TEST(RemoteRendezvous, AFailedPushAbortsTheStepHere) {
 TEST(RemoteRendezvous, DeliveredValuesReachTheirReceiver) {
   Pushes pushes;
   auto rendezvous = std::make_shared<RemoteRendezvous>(kWorker0, 7, pushes.Fn());
-  const std::string key = Key("/job:ps/replica:0/task:0", kWorker0, "edge_2_w");
+  const PreparedRendezvousKey key = Key("/job:ps/replica:0/task:0", kWorker0, "edge_2_w");
   float got = 0;
   rendezvous->RecvAsync(key, [&](const absl::Status& status, const Tensor& value) {
     ASSERT_OK(status);
     got = value.scalar<float>();
   });
-  ASSERT_OK(rendezvous->Deliver(key, Tensor::Scalar<float>(9)));
+  ASSERT_OK(rendezvous->Deliver(key.text, Tensor::Scalar<float>(9)));
   EXPECT_EQ(got, 9);
-  EXPECT_THAT(rendezvous->Deliver(key, Tensor::Scalar<float>(9)),
+  EXPECT_THAT(rendezvous->Deliver(key.text, Tensor::Scalar<float>(9)),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("edge_2_w")));
 }
 
-TEST(RemoteRendezvous, MalformedKeysAreRejected) {
-  Pushes pushes;
-  auto rendezvous = std::make_shared<RemoteRendezvous>(kWorker0, 7, pushes.Fn());
-  EXPECT_THAT(rendezvous->Send("not a key", Tensor::Scalar<float>(1)),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a key")));
-}
-
-TEST(StepRendezvousTable, APushBeforeTheStepStartsCreatesIt) {
-  Pushes pushes;
-  StepRendezvousTable table(kWorker0, pushes.Fn());
-  std::shared_ptr<RemoteRendezvous> first = table.FindOrCreate(11);
-  ASSERT_NE(first, nullptr);
-  EXPECT_EQ(table.FindOrCreate(11), first);
-  EXPECT_NE(table.FindOrCreate(12), first);
-}
-
-TEST(StepRendezvousTable, EndedStepsAbortTheirReceiversAndRefuseLatePushes) {
-  Pushes pushes;
-  StepRendezvousTable table(kWorker0, pushes.Fn());
-  std::shared_ptr<RemoteRendezvous> step = table.FindOrCreate(11);
-  absl::Status received;
-  step->RecvAsync(Key("/job:ps/replica:0/task:0", kWorker0, "e"),
-                  [&](const absl::Status& status, const Tensor&) { received = status; });
-  table.End(11, absl::UnavailableError("/job:worker/replica:0/task:1 died"));
-  EXPECT_THAT(received, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("task:1 died")));
-  EXPECT_EQ(table.FindOrCreate(11), nullptr);
-}
-
-TEST(StepRendezvousTable, RemembersOnlyTheLastEndedSteps) {
-  Pushes pushes;
-  StepRendezvousTable table(kWorker0, pushes.Fn());
-  for (uint64_t step = 0; step <= StepRendezvousTable::kRememberEnded; ++step) {
-    table.End(step, absl::OkStatus());
-  }
-  EXPECT_NE(table.FindOrCreate(0), nullptr);  // Forgotten: a new step.
-  EXPECT_EQ(table.FindOrCreate(1), nullptr);
+TEST(RemoteRendezvous, ATaskAloneCannotSendElsewhere) {
+  auto rendezvous = std::make_shared<RemoteRendezvous>(kWorker0, 7, nullptr);
+  EXPECT_THAT(
+      rendezvous->Send(Key(kWorker0, "/job:ps/replica:0/task:0", "e"), Tensor::Scalar<float>(1)),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("talks to no other task")));
 }
 
 }  // namespace

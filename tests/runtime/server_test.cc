@@ -216,12 +216,23 @@ TEST_F(ServerRequests, UnknownHandlesAndCountMismatchesNameTheProblem) {
 
 TEST_F(ServerRequests, PartitionsForAnotherTaskAreRefused) {
   RegisterGraphRequest request;
-  NodeDef* node = request.mutable_graph()->add_node();
+  const std::string elsewhere = "/job:worker/replica:0/task:3/device:CPU:0";
+  NodeDef* node = (*request.mutable_partitions())[elsewhere].add_node();
   node->set_name("c");
   node->set_op("NoOp");
-  node->set_device("/job:worker/replica:0/task:3/device:CPU:0");
+  node->set_device(elsewhere);
+  EXPECT_THAT(Call("RegisterGraph", RpcMessage{request.SerializeAsString(), {}}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("no device"), HasSubstr("task:3"))));
+  // A node placed elsewhere inside a partition of this task.
+  RegisterGraphRequest misplaced;
+  const std::string here = "/job:localhost/replica:0/task:0/device:CPU:0";
+  node = (*misplaced.mutable_partitions())[here].add_node();
+  node->set_name("c");
+  node->set_op("NoOp");
+  node->set_device(elsewhere);
   EXPECT_THAT(
-      Call("RegisterGraph", RpcMessage{request.SerializeAsString(), {}}),
+      Call("RegisterGraph", RpcMessage{misplaced.SerializeAsString(), {}}),
       StatusIs(absl::StatusCode::kInvalidArgument, AllOf(HasSubstr("'c'"), HasSubstr("task:3"))));
 }
 

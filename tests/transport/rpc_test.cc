@@ -38,14 +38,13 @@ void Echo(RpcMessage request, RpcDone done) {
   done(absl::OkStatus(), std::move(reply));
 }
 
-std::unique_ptr<RpcServer> StartServer(std::map<std::string, RpcServer::Handler> handlers,
-                                       bool bind_ipc = true, int handler_threads = 2) {
+std::unique_ptr<RpcServer> StartServer(std::vector<RpcMethod> methods, bool bind_ipc = true,
+                                       int handler_threads = 2) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
   options.bind_ipc = bind_ipc;
   options.handler_threads = handler_threads;
-  absl::StatusOr<std::unique_ptr<RpcServer>> server =
-      RpcServer::Start(options, std::move(handlers));
+  absl::StatusOr<std::unique_ptr<RpcServer>> server = RpcServer::Start(options, std::move(methods));
   EXPECT_OK(server);
   return server.ok() ? *std::move(server) : nullptr;
 }
@@ -198,14 +197,13 @@ TEST(Rpc, InlineMethodsAreAnsweredWhileEveryHandlerThreadIsBusy) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
   options.handler_threads = 1;
-  options.inline_methods = {"Echo"};
-  ASSERT_OK_AND_ASSIGN(
-      auto server,
-      RpcServer::Start(options, {{"Echo", Echo}, {"Block", [&](RpcMessage, RpcDone done) {
-                                                    blocking.Notify();
-                                                    release.WaitForNotification();
-                                                    done(absl::OkStatus(), {});
-                                                  }}}));
+  ASSERT_OK_AND_ASSIGN(auto server,
+                       RpcServer::Start(options, {{"Echo", Echo, /*runs_inline=*/true},
+                                                  {"Block", [&](RpcMessage, RpcDone done) {
+                                                     blocking.Notify();
+                                                     release.WaitForNotification();
+                                                     done(absl::OkStatus(), {});
+                                                   }}}));
   auto client = Connect(server->port());
   CallResult blocked;
   client->Call("Block", {}, In(absl::Seconds(20)), blocked.Callback());
@@ -505,12 +503,11 @@ TEST(Rpc, InlineCallbacksMayCallAgainAndGetEveryOutcome) {
   // A callback that calls again, as the master's do.
   CallResult second;
   CallResult first;
-  client->Call("Echo", {"ab", {}}, In(absl::Seconds(10)),
-               [&](absl::Status status, RpcMessage reply) {
-                 first.Callback()(std::move(status), std::move(reply));
-                 client->Call("Echo", {first.reply.body, {}}, In(absl::Seconds(10)),
-                              second.Callback());
-               });
+  client->Call(
+      "Echo", {"ab", {}}, In(absl::Seconds(10)), [&](absl::Status status, RpcMessage reply) {
+        first.Callback()(std::move(status), std::move(reply));
+        client->Call("Echo", {first.reply.body, {}}, In(absl::Seconds(10)), second.Callback());
+      });
   ASSERT_TRUE(second.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_OK(first.status);
   ASSERT_OK(second.status);
@@ -547,6 +544,30 @@ TEST(Rpc, CallsMadeBeforeThePeerIsUpAreDelivered) {
   ASSERT_TRUE(result.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   ASSERT_OK(result.status);
   EXPECT_EQ(result.reply.body, "ylrae");
+}
+
+TEST(Rpc, ABoundServerRefusesCallsUntilItServes) {
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  ASSERT_OK_AND_ASSIGN(auto server, RpcServer::Start(options));
+  auto client = Connect(server->port());
+  EXPECT_THAT(client->CallSync("Echo", {"abc", {}}, In(absl::Seconds(10))),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("still starting")));
+  ASSERT_OK(server->Serve({{"Echo", Echo, /*runs_inline=*/true}}));
+  ASSERT_OK_AND_ASSIGN(RpcMessage reply,
+                       client->CallSync("Echo", {"abc", {}}, In(absl::Seconds(10))));
+  EXPECT_EQ(reply.body, "cba");
+  EXPECT_THAT(server->Serve({{"Other", Echo}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("serving already")));
+}
+
+TEST(Rpc, AMethodTableNamesEachMethodOnce) {
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  EXPECT_THAT(RpcServer::Start(options, {{"Echo", Echo}, {"Echo", Echo, true}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'Echo' is named twice")));
+  EXPECT_THAT(RpcServer::Start(options, {{"_ping", Echo}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'_ping'")));
 }
 
 TEST(Rpc, BindingAPortInUseIsUnavailableNamingTheAddress) {

@@ -1,0 +1,34 @@
+// The devices of one task (a local session's, or a server's), made from a
+// device count as TensorFlow's ConfigProto.device_count gives it.
+#ifndef RILL_RUNTIME_DEVICE_FACTORY_H_
+#define RILL_RUNTIME_DEVICE_FACTORY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/device.h"
+
+namespace rill {
+
+// Known types are CPU and GPU; counts cannot be negative.
+absl::Status ValidateDeviceCount(const std::map<std::string, int>& device_count);
+
+// "CPU=2" or "CPU=2,GPU=1" (the --device_count flag); each count in
+// 0..64, CPU at least 1.
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view text);
+
+// `task`'s devices ("/job:J/replica:0/task:T"): CPU:0 .. CPU:n-1 (n =
+// device_count["CPU"], at least one), sharing one intra-op pool. A GPU
+// count is an upper bound, as in TensorFlow: this build has no GPU device
+// yet, so it makes none.
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
+    const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads);
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_DEVICE_FACTORY_H_

@@ -1,0 +1,52 @@
+// PartitionStep: the graph one Run signature executes, cut for its
+// devices: the pruned nodes with feeds as placeholders, placed over the
+// session's devices and partitioned, one GraphDef per device.
+#ifndef RILL_RUNTIME_PARTITION_STEP_H_
+#define RILL_RUNTIME_PARTITION_STEP_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/proto/graph.pb.h"
+#include "placement/device_set.h"
+#include "placement/placer.h"
+#include "runtime/executor.h"
+
+namespace rill {
+
+struct PartitionStepParams {
+  const Graph* graph = nullptr;
+  std::vector<const Node*> nodes;  // What the step needs (pruned).
+  std::vector<TensorEndpoint> feeds;
+  std::vector<TensorEndpoint> fetches;
+  const DeviceSet* device_set = nullptr;
+  PlacerOptions placer;
+  // Fill PartitionedStep::placement_log.
+  bool log_placement = false;
+};
+
+// What one partition of a step feeds and fetches.
+struct PartitionIo {
+  std::vector<int> feeds;                // Index into PartitionStepParams::feeds.
+  std::vector<std::string> feed_nodes;   // The placeholder standing for each.
+  std::vector<int> fetches;              // Index into PartitionStepParams::fetches.
+  std::vector<std::string> fetch_names;  // "node:k" in the partition, for each.
+};
+
+// A step's graph placed over `params.device_set` and cut per device.
+struct PartitionedStep {
+  std::map<std::string, GraphDef> partitions;  // By full device name.
+  std::map<std::string, PartitionIo> io;       // By full device name.
+  // One line per node and a summary per device, when asked for.
+  std::string placement_log;
+};
+
+// Errors: placement and partitioning failures.
+absl::StatusOr<PartitionedStep> PartitionStep(const PartitionStepParams& params);
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_PARTITION_STEP_H_

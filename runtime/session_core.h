@@ -1,0 +1,151 @@
+// SessionCore: what every session does, local or on a cluster, written
+// once: the graph (Create, Extend), one plan per Run signature (pruned,
+// placed, partitioned and registered with the workers of the tasks it
+// touches), and each step: feeds checked, one RunGraph per task, the step
+// stopped everywhere on the first error or at its deadline, step stats
+// gathered. A local session's only worker is in this process; a master
+// reaches the other tasks' workers over RPC.
+#ifndef RILL_RUNTIME_SESSION_CORE_H_
+#define RILL_RUNTIME_SESSION_CORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "graph/graph.h"
+#include "graph/proto/graph.pb.h"
+#include "kernels/kernel_registry.h"
+#include "placement/device_set.h"
+#include "runtime/partition_step.h"
+#include "runtime/session.h"
+#include "runtime/worker_interface.h"
+
+namespace rill {
+
+struct SessionCoreOptions {
+  // Names the session's graphs on the workers.
+  std::string handle;
+  WorkerCache* workers = nullptr;  // Must outlive the core.
+  // Every device placement may use (full names), and where nodes that ask
+  // for none go.
+  std::vector<std::string> devices;
+  std::string default_device;
+  bool allow_soft_placement = false;
+  bool log_device_placement = false;
+  // Called with the placement of each plan built, when
+  // log_device_placement is on; may be null.
+  std::function<void(const std::string&)> placement_log;
+  // Which devices have kernels for a node; null: StandardKernels().
+  const KernelRegistry* kernel_registry = nullptr;
+  // Runs work that waits for other tasks (registering a new plan's graphs)
+  // off the caller's thread; null: on the caller's thread.
+  std::function<void(std::function<void()>)> run_blocking;
+  // The first step id; later steps count up from it. A master starts at a
+  // random point, so that the steps of masters on different tasks never
+  // meet on a worker.
+  uint64_t first_step_id = 1;
+};
+
+// One Run. The spans must stay valid until the step is done.
+struct StepRequest {
+  RunOptions options;
+  absl::Span<const std::pair<std::string, Tensor>> feeds;
+  absl::Span<const std::string> fetches;
+  absl::Span<const std::string> targets;
+  // Where this process's worker starts the step's nodes.
+  StepStart start = StepStart::kHere;
+};
+
+struct StepResult {
+  std::vector<Tensor> outputs;       // One per fetch, in order.
+  std::vector<NodeExecStats> stats;  // When traced: every task's and device's nodes.
+  // With log_device_placement, when this step built a plan: its placement.
+  std::string placement_log;
+};
+
+// Thread safety: RunStep may be called concurrently; Extend and Close must
+// not race with it.
+class SessionCore {
+ public:
+  // Errors: an invalid graph, a bad device list.
+  static absl::StatusOr<std::unique_ptr<SessionCore>> Create(SessionCoreOptions options,
+                                                             const GraphDef& graph);
+  // Closes the session.
+  ~SessionCore();
+  SessionCore(const SessionCore&) = delete;
+  SessionCore& operator=(const SessionCore&) = delete;
+
+  // Adds nodes (names must not clash with nodes already there); the graph
+  // keeps the first versions it was given.
+  absl::Status Extend(const GraphDef& graph);
+
+  // Runs one step; `done` is called once, possibly before this returns.
+  // Errors: bad names and feeds (TensorFlow's messages, naming the
+  // caller's tensors) before anything runs; the first failure of any task,
+  // naming its node; DEADLINE_EXCEEDED at RunOptions::timeout_in_ms.
+  void RunStep(const StepRequest& request, StepResult* result,
+               std::function<void(absl::Status)> done);
+  // RunStep, waiting for it.
+  absl::Status Run(const StepRequest& request, StepResult* result);
+
+  // Forgets the plans on every worker; later steps fail.
+  absl::Status Close();
+
+ private:
+  struct Plan;
+  struct Resolved;
+  struct Step;
+
+  explicit SessionCore(SessionCoreOptions options, DeviceSet device_set);
+
+  // The plan for the request's names when one was built before, else
+  // null. Errors: a closed session, bad names.
+  absl::StatusOr<std::shared_ptr<const Resolved>> Lookup(const StepRequest& request);
+  // Builds the plan for the request's names, and registers its graphs
+  // with their workers (waiting for them).
+  absl::StatusOr<std::shared_ptr<const Resolved>> Build(const StepRequest& request,
+                                                        std::string* placement_log);
+  absl::Status Register(PartitionedStep partitioned, Plan* plan);
+  void Deregister(const Plan& plan);
+  void Start(std::shared_ptr<const Resolved> resolved, const StepRequest& request,
+             StepResult* result, std::function<void(absl::Status)> done);
+  // Records the step's first error and stops every task's part.
+  void Abort(Step* step, const absl::Status& status);
+  // A part finished; with counted false, a step without parts.
+  void PartDone(Step* step, absl::Status status, bool counted = true);
+  void Release(Step* step);
+  void Finish(Step* step);
+
+  const SessionCoreOptions options_;
+  const DeviceSet device_set_;
+  std::atomic<uint64_t> next_step_id_;
+
+  // Serializes plan building, so that concurrent first runs of a
+  // signature build (and log) it once; steps of built plans never wait
+  // for it.
+  absl::Mutex build_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  // By RunSignature::key. Plans copy what they need from the graph, so
+  // Extend (which only adds nodes) leaves them valid.
+  absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_ ABSL_GUARDED_BY(mu_);
+  // By the caller's names exactly as given, so that a repeated Run skips
+  // name resolution.
+  absl::flat_hash_map<std::string, std::shared_ptr<const Resolved>> resolved_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_SESSION_CORE_H_

@@ -1,0 +1,76 @@
+#include "kernels/cancellation.h"
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_util.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::StatusIs;
+
+TEST(StepCancellation, TheFirstStatusWinsAndCallbacksSeeIt) {
+  StepCancellation cancellation;
+  EXPECT_FALSE(cancellation.cancelled());
+  EXPECT_OK(cancellation.status());
+  absl::Status seen;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback([&](const absl::Status& s) { seen = s; }, &token));
+  cancellation.Cancel(absl::DataLossError("first"));
+  cancellation.Cancel(absl::InternalError("second"));
+  EXPECT_TRUE(cancellation.cancelled());
+  EXPECT_THAT(cancellation.status(), StatusIs(absl::StatusCode::kDataLoss, "first"));
+  EXPECT_THAT(seen, StatusIs(absl::StatusCode::kDataLoss, "first"));
+  EXPECT_FALSE(cancellation.DeregisterCallback(token));
+}
+
+TEST(StepCancellation, NoCallbackIsTakenOnceCancelled) {
+  StepCancellation cancellation;
+  cancellation.Cancel(absl::CancelledError("done"));
+  StepCancellation::Token token;
+  EXPECT_FALSE(cancellation.RegisterCallback([](const absl::Status&) { FAIL(); }, &token));
+}
+
+TEST(StepCancellation, ADeregisteredCallbackNeverRuns) {
+  StepCancellation cancellation;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback([](const absl::Status&) { FAIL(); }, &token));
+  EXPECT_TRUE(cancellation.DeregisterCallback(token));
+  cancellation.Cancel(absl::CancelledError("done"));
+}
+
+TEST(StepCancellation, DeregisteringWaitsForACallbackRunningElsewhere) {
+  StepCancellation cancellation;
+  absl::Notification running;
+  absl::Notification release;
+  bool finished = false;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback(
+      [&](const absl::Status&) {
+        running.Notify();
+        release.WaitForNotification();
+        finished = true;
+      },
+      &token));
+  std::thread canceller([&] { cancellation.Cancel(absl::CancelledError("stop")); });
+  running.WaitForNotification();
+  std::thread releaser([&] { release.Notify(); });
+  EXPECT_FALSE(cancellation.DeregisterCallback(token));
+  EXPECT_TRUE(finished);
+  canceller.join();
+  releaser.join();
+}
+
+TEST(StepCancellation, ACallbackMayDeregisterItself) {
+  StepCancellation cancellation;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback(
+      [&](const absl::Status&) { EXPECT_FALSE(cancellation.DeregisterCallback(token)); }, &token));
+  cancellation.Cancel(absl::CancelledError("stop"));
+}
+
+}  // namespace
+}  // namespace rill
