@@ -265,7 +265,8 @@ std::string TensorDifference(const Tensor& expected, const Tensor& actual, doubl
           if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half> ||
                         std::is_same_v<T, bfloat16>) {
             const double ev = static_cast<double>(e[i]), av = static_cast<double>(a[i]);
-            if (std::isnan(ev) && std::isnan(av)) continue;
+            // Equal infinities match too, though their difference is NaN.
+            if (av == ev || (std::isnan(ev) && std::isnan(av))) continue;
             if (!(std::abs(av - ev) <= atol + rtol * std::abs(ev))) {
               return absl::StrFormat("element %d is %.9g, expected %.9g", i, av, ev);
             }

@@ -104,7 +104,8 @@ Tensor RandomTensor(DataType dtype, const TensorShape& shape, int seed, double l
 
 // Describes why `actual` differs from `expected` (dtype, shape, or the
 // first differing element with its index); empty when they match within
-// |a - e| <= atol + rtol * |e| (exact for non-float types).
+// |a - e| <= atol + rtol * |e| (exact for non-float types; NaN matches NaN
+// and an infinity itself).
 std::string TensorDifference(const Tensor& expected, const Tensor& actual, double atol,
                              double rtol);
 
