@@ -344,6 +344,9 @@ void RegisterMathOps(OpRegistry& r) {
   r.Add(Binary("FloorDiv", kBinaryTypes));
   r.Add(Binary("FloorMod", "T: {int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
                            "bfloat16, half, float, double}"));
+  r.Add(Binary("TruncateDiv", kBinaryTypes));
+  r.Add(Binary("TruncateMod", "T: {int32, int64, bfloat16, half, float, double}"));
+  r.Add(Binary("Mod", "T: {int32, int64, half, bfloat16, float, double}"));
   r.Add(Binary("Maximum", kMinMaxTypes));
   r.Add(Binary("Minimum", kMinMaxTypes));
   r.Add(Binary("Pow", "T: {bfloat16, float, half, double, int8, int16, int32, int64, complex64, "

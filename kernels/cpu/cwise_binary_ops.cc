@@ -1,5 +1,5 @@
 // CPU kernels for element-wise binary math with NumPy broadcasting (Add,
-// Mul, FloorDiv, Pow, ...) and AddN.
+// Mul, FloorDiv, Mod, Pow, ...) and AddN.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -8,6 +8,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/integer_division.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -16,7 +17,6 @@ namespace rill {
 namespace {
 
 // Eigen's functors, so that same-shape and broadcast operands vectorize.
-// Div truncates for integers, as C++ and TensorFlow do.
 template <typename T>
 using AddFn = Eigen::internal::scalar_sum_op<T, T>;
 template <typename T>
@@ -30,13 +30,30 @@ using MaximumFn = Eigen::internal::scalar_max_op<T, T>;
 template <typename T>
 using MinimumFn = Eigen::internal::scalar_min_op<T, T>;
 
+// Integer Div and TruncateDiv: rounds toward zero, as C++ and TensorFlow do.
+template <typename T>
+struct TruncateDivFn {
+  T operator()(const T& a, const T& b) const { return TruncatingDivide(a, b); }
+};
+
+// Mod and TruncateMod: C's % and fmod, with the sign of the dividend.
+template <typename T>
+struct TruncateModFn {
+  T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      return TruncatingRemainder(a, b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+
 // Python's //: rounds toward negative infinity.
 template <typename T>
 struct FloorDivFn {
   T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
-      const T q = a / b;
-      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+      return FlooringDivide(a, b);
     } else {
       return std::floor(a / b);
     }
@@ -47,27 +64,32 @@ struct FloorDivFn {
 template <typename T>
 struct FloorModFn {
   T operator()(const T& a, const T& b) const {
-    T r;
     if constexpr (std::is_integral_v<T>) {
-      r = a % b;
+      return FlooringRemainder(a, b);
     } else {
-      r = std::fmod(a, b);
+      const T r = std::fmod(a, b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   }
 };
 
+// Integer powers square in unsigned arithmetic, so that a power too large
+// for T wraps around as two's complement does rather than overflowing.
+// REQUIRES for integers: T at least as wide as int (narrower unsigned
+// types would be promoted to int and could overflow again).
 template <typename T>
 struct PowFn {
   T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
-      T result = 1;
-      T base = a;
+      static_assert(sizeof(T) >= sizeof(int));
+      using U = std::make_unsigned_t<T>;
+      U result = 1;
+      U base = static_cast<U>(a);
       for (T e = b; e > 0; e >>= 1) {
         if (e & 1) result *= base;
         base *= base;
       }
-      return result;
+      return static_cast<T>(result);
     } else {
       return std::pow(a, b);
     }
@@ -78,13 +100,11 @@ struct PowFn {
 enum class IntegerCheck { kNone, kNonZero, kNonNegative };
 
 template <typename T>
-absl::Status CheckDivisor(const Tensor& y, IntegerCheck check) {
+absl::Status CheckSecondOperand(const Tensor& y, IntegerCheck check) {
+  if (check == IntegerCheck::kNonZero) return CheckNoZeroDivisor<T>(y);
   const T* data = y.data<T>();
   for (int64_t i = 0; i < y.NumElements(); ++i) {
-    if (check == IntegerCheck::kNonZero && data[i] == 0) {
-      return absl::InvalidArgumentError("Integer division by zero");
-    }
-    if (check == IntegerCheck::kNonNegative && data[i] < 0) {
+    if (data[i] < 0) {
       return absl::InvalidArgumentError("Integers to negative integer powers are not allowed");
     }
   }
@@ -97,7 +117,7 @@ class BinaryOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     if constexpr (std::is_integral_v<T> && kCheck != IntegerCheck::kNone) {
-      RETURN_IF_ERROR(CheckDivisor<T>(ctx.input(1), kCheck));
+      RETURN_IF_ERROR(CheckSecondOperand<T>(ctx.input(1), kCheck));
     }
     return BinaryBroadcast<T, T>(ctx, ctx.input(0), ctx.input(1), Functor());
   }
@@ -138,6 +158,7 @@ void RegisterBinary(KernelRegistry& r, const char* op) {
 
 constexpr IntegerCheck kNone = IntegerCheck::kNone;
 constexpr IntegerCheck kNonZero = IntegerCheck::kNonZero;
+constexpr IntegerCheck kNonNegative = IntegerCheck::kNonNegative;
 
 }  // namespace
 
@@ -146,13 +167,17 @@ void RegisterCpuCwiseBinaryKernels(KernelRegistry& r) {
   RegisterBinary<AddFn, kNone, float, double, int32_t, int64_t>(r, "AddV2");
   RegisterBinary<SubFn, kNone, float, double, int32_t, int64_t>(r, "Sub");
   RegisterBinary<MulFn, kNone, float, double, int32_t, int64_t>(r, "Mul");
-  RegisterBinary<DivFn, kNonZero, float, double, int32_t, int64_t>(r, "Div");
+  RegisterBinary<DivFn, kNone, float, double>(r, "Div");
+  RegisterBinary<TruncateDivFn, kNonZero, int32_t, int64_t>(r, "Div");
   RegisterBinary<DivFn, kNone, float, double>(r, "RealDiv");
+  RegisterBinary<TruncateDivFn, kNonZero, int32_t, int64_t>(r, "TruncateDiv");
   RegisterBinary<FloorDivFn, kNonZero, float, double, int32_t, int64_t>(r, "FloorDiv");
   RegisterBinary<FloorModFn, kNonZero, float, double, int32_t, int64_t>(r, "FloorMod");
+  RegisterBinary<TruncateModFn, kNonZero, float, double, int32_t, int64_t>(r, "TruncateMod");
+  RegisterBinary<TruncateModFn, kNonZero, float, double, int32_t, int64_t>(r, "Mod");
   RegisterBinary<MaximumFn, kNone, float, double, int32_t, int64_t>(r, "Maximum");
   RegisterBinary<MinimumFn, kNone, float, double, int32_t, int64_t>(r, "Minimum");
-  RegisterBinary<PowFn, IntegerCheck::kNonNegative, float, double, int32_t, int64_t>(r, "Pow");
+  RegisterBinary<PowFn, kNonNegative, float, double, int32_t, int64_t>(r, "Pow");
   r.Register(KernelDef("AddN").TypeConstraint<float>("T"), MakeKernel<AddNOp<float>>);
   r.Register(KernelDef("AddN").TypeConstraint<double>("T"), MakeKernel<AddNOp<double>>);
   r.Register(KernelDef("AddN").TypeConstraint<int32_t>("T"), MakeKernel<AddNOp<int32_t>>);

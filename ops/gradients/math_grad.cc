@@ -378,9 +378,11 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Min", MinOrMaxGrad);
   r.Register("Prod", ProdGrad);
 
-  // Piecewise constant, or not numeric.
-  for (const char* op : {"FloorDiv", "Equal", "NotEqual", "Less", "Greater", "LogicalAnd", "ArgMax",
-                         "ArgMin", "Range"}) {
+  // Piecewise constant, or not numeric. Mod and TruncateMod are left out:
+  // TensorFlow defines no gradient for them, so differentiating through
+  // them fails there as it does here.
+  for (const char* op : {"FloorDiv", "TruncateDiv", "Equal", "NotEqual", "Less", "Greater",
+                         "LogicalAnd", "ArgMax", "ArgMin", "Range"}) {
     r.RegisterNoGradient(op);
   }
 }

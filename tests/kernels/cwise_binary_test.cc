@@ -1,6 +1,9 @@
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -77,6 +80,13 @@ TEST(CwiseBinary, FloatOpsBroadcastLikeNumpy) {
        [](double x, double y) {
          return std::floor(static_cast<float>(x) / static_cast<float>(y));
        }},
+      {"FloorMod",
+       [](double x, double y) {
+         const double r = std::fmod(x, y);
+         return r != 0 && (r < 0) != (y < 0) ? r + y : r;
+       }},
+      {"TruncateMod", [](double x, double y) { return std::fmod(x, y); }},
+      {"Mod", [](double x, double y) { return std::fmod(x, y); }},
       {"Maximum", [](double x, double y) { return std::max(x, y); }},
       {"Minimum", [](double x, double y) { return std::min(x, y); }},
       {"Pow", [](double x, double y) { return std::pow(x, y); }},
@@ -131,8 +141,30 @@ TEST(CwiseBinary, FloorDivAndModFollowPython) {
   EXPECT_THAT(fr, TensorNear(MakeTensor<float>({3}, {1.5f, 0.5f, -0.5f}), 1e-6, 0));
 }
 
+// C's / and %: quotients round toward zero, remainders take the sign of
+// the dividend.
+TEST(CwiseBinary, TruncatingDivisionAndModRoundTowardZero) {
+  const Tensor x = MakeTensor<int32_t>({6}, {7, -7, 7, -7, 6, -6});
+  const Tensor y = MakeTensor<int32_t>({6}, {2, 2, -2, -2, 3, 3});
+  ASSERT_OK_AND_ASSIGN(Tensor q, KernelTester("TruncateDiv").Input(x).Input(y).RunOne());
+  EXPECT_THAT(q, TensorEq(MakeTensor<int32_t>({6}, {3, -3, -3, 3, 2, -2})));
+  for (const char* op : {"TruncateMod", "Mod"}) {
+    SCOPED_TRACE(op);
+    ASSERT_OK_AND_ASSIGN(Tensor r, KernelTester(op).Input(x).Input(y).RunOne());
+    EXPECT_THAT(r, TensorEq(MakeTensor<int32_t>({6}, {1, -1, 1, -1, 0, 0})));
+    ASSERT_OK_AND_ASSIGN(Tensor fr, KernelTester(op)
+                                        .Input(MakeTensor<double>({3}, {7.5, -7.5, 7.5}))
+                                        .Input(MakeTensor<double>({3}, {2, 2, -2}))
+                                        .RunOne());
+    EXPECT_THAT(fr, TensorEq(MakeTensor<double>({3}, {1.5, -1.5, 1.5})));
+  }
+}
+
+const char* const kIntegerDivisionOps[] = {"Div",         "FloorDiv", "TruncateDiv",
+                                           "TruncateMod", "FloorMod", "Mod"};
+
 TEST(CwiseBinary, IntegerDivisionByZeroIsAnError) {
-  for (const char* op : {"Div", "FloorDiv", "FloorMod"}) {
+  for (const char* op : kIntegerDivisionOps) {
     SCOPED_TRACE(op);
     EXPECT_THAT(
         KernelTester(op)
@@ -140,7 +172,41 @@ TEST(CwiseBinary, IntegerDivisionByZeroIsAnError) {
             .Input(MakeTensor<int32_t>({2}, {1, 0}))
             .RunOne(),
         StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Integer division by zero")));
+    EXPECT_THAT(
+        KernelTester(op)
+            .Input(MakeTensor<int64_t>({2, 2}, {1, 2, 3, 4}))
+            .Input(Tensor::Scalar<int64_t>(0))
+            .RunOne(),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Integer division by zero")));
   }
+}
+
+// The one quotient that overflows wraps to the most negative value, and
+// its remainder is 0, where a plain / or % would trap.
+template <typename T>
+void ExpectMostNegativeOverMinusOneWraps() {
+  constexpr T kMin = std::numeric_limits<T>::min();
+  const Tensor x = MakeTensor<T>({4}, {kMin, kMin, 7, -7});
+  const Tensor y = MakeTensor<T>({4}, {-1, 1, -1, -1});
+  const Tensor quotients = MakeTensor<T>({4}, {kMin, kMin, -7, 7});
+  const Tensor remainders = MakeTensor<T>({4}, {0, 0, 0, 0});
+  for (const std::string op : kIntegerDivisionOps) {
+    SCOPED_TRACE(op);
+    const bool is_mod = op.find("Mod") != std::string::npos;
+    ASSERT_OK_AND_ASSIGN(Tensor z, KernelTester(op).Input(x).Input(y).RunOne());
+    EXPECT_THAT(z, TensorEq(is_mod ? remainders : quotients));
+    // A scalar divisor takes another path through the broadcast.
+    ASSERT_OK_AND_ASSIGN(Tensor s, KernelTester(op).Input(x).Input(Tensor::Scalar<T>(-1)).RunOne());
+    EXPECT_THAT(s, TensorEq(is_mod ? remainders : quotients));
+  }
+}
+
+TEST(CwiseBinary, MostNegativeInt32OverMinusOneWraps) {
+  ExpectMostNegativeOverMinusOneWraps<int32_t>();
+}
+
+TEST(CwiseBinary, MostNegativeInt64OverMinusOneWraps) {
+  ExpectMostNegativeOverMinusOneWraps<int64_t>();
 }
 
 TEST(CwiseBinary, IntegerOpsBroadcast) {
@@ -162,6 +228,13 @@ TEST(CwiseBinary, IntegerPow) {
                                      .Input(MakeTensor<int32_t>({4}, {10, 3, 0, 1}))
                                      .RunOne());
   EXPECT_THAT(z, TensorEq(MakeTensor<int32_t>({4}, {1024, -27, 1, 7})));
+  // Powers too large for the type wrap around as two's complement does.
+  ASSERT_OK_AND_ASSIGN(Tensor wrapped, KernelTester("Pow")
+                                           .Input(MakeTensor<int32_t>({3}, {2, 2, -2}))
+                                           .Input(MakeTensor<int32_t>({3}, {31, 32, 31}))
+                                           .RunOne());
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  EXPECT_THAT(wrapped, TensorEq(MakeTensor<int32_t>({3}, {kMin, 0, kMin})));
   EXPECT_THAT(KernelTester("Pow")
                   .Input(MakeTensor<int32_t>({1}, {2}))
                   .Input(MakeTensor<int32_t>({1}, {-1}))

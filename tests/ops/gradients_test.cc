@@ -290,7 +290,8 @@ TEST(GradientRegistry, TellsNoGradientFromUnknown) {
 
 // Every standard op has a gradient or is declared to have none, except
 // these: sources, state updates, I/O and transfers, which no path from an
-// x to a y crosses, and MaxPoolGrad (no MaxPoolGradGrad op to build it).
+// x to a y crosses, MaxPoolGrad (no MaxPoolGradGrad op to build it), and
+// Mod and TruncateMod, which TensorFlow cannot differentiate either.
 TEST(StandardGradients, CoverEveryStandardOp) {
   const std::vector<std::string> without = {"Const",
                                             "Placeholder",
@@ -309,7 +310,9 @@ TEST(StandardGradients, CoverEveryStandardOp) {
                                             "RestoreV2",
                                             "_Send",
                                             "_Recv",
-                                            "MaxPoolGrad"};
+                                            "MaxPoolGrad",
+                                            "Mod",
+                                            "TruncateMod"};
   for (const std::string& op : StandardOps().OpNames()) {
     if (std::find(without.begin(), without.end(), op) != without.end()) continue;
     EXPECT_OK(StandardGradients().Lookup(op).status()) << op;

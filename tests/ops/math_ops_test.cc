@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 
 TEST(MathOps, BinaryOpsBroadcast) {
   for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv", "FloorMod",
-                         "Maximum", "Minimum", "Pow"}) {
+                         "TruncateDiv", "TruncateMod", "Mod", "Maximum", "Minimum", "Pow"}) {
     SCOPED_TRACE(op);
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, 3}).Input({3})), "[2,3]");
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, 1, 4}).Input({3, 1})),
@@ -53,6 +53,19 @@ TEST(MathOps, AddAcceptsStringsButAddV2DoesNot) {
   EXPECT_TRUE(StandardOpDef("AddV2").is_commutative());
   EXPECT_TRUE(StandardOpDef("Mul").is_commutative());
   EXPECT_FALSE(StandardOpDef("Sub").is_commutative());
+}
+
+TEST(MathOps, IntegerDivisionOpsTakeTensorFlowsTypes) {
+  EXPECT_EQ(InferToString(ShapeTester("Mod").Attr("T", DT_HALF).Input({2}).Input({2})), "[2]");
+  EXPECT_EQ(InferToString(ShapeTester("TruncateDiv").Attr("T", DT_UINT8).Input({2})
+                              .Input(ScalarShape())),
+            "[2]");
+  for (const char* op : {"TruncateMod", "Mod"}) {
+    SCOPED_TRACE(op);
+    EXPECT_THAT(ShapeTester(op).Attr("T", DT_INT8).Input({2}).Input({2}).Infer(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("attr 'T' value DT_INT8 is not in the list")));
+  }
 }
 
 TEST(MathOps, AddNMergesAllInputs) {
