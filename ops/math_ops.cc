@@ -32,6 +32,7 @@ constexpr char kMinMaxTypes[] =
 constexpr char kUnaryTypes[] =
     "T: {bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}";
 constexpr char kFloatComplexTypes[] = "T: {bfloat16, half, float, double, complex64, complex128}";
+constexpr char kFloatTypes[] = "T: {bfloat16, half, float, double}";
 constexpr char kRealAndQuantizedTypes[] =
     "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64, "
     "qint8, quint8, qint32, qint16, quint16}";
@@ -288,6 +289,12 @@ OpDefBuilder UnaryGrad(std::string name) {
       .Attr(kFloatComplexTypes).SetShapeFn(shape_fn::MergeAllInputs);
 }
 
+// IsNan, IsInf, IsFinite.
+OpDefBuilder FloatClass(std::string name) {
+  return OpDefBuilder(std::move(name)).Input("x: T").Output("y: bool").Attr(kFloatTypes)
+      .SetShapeFn(shape_fn::Unchanged);
+}
+
 OpDefBuilder Comparison(std::string name) {
   return OpDefBuilder(std::move(name)).Input("x: T").Input("y: T").Output("z: bool")
       .Attr("T: realnumbertype").SetShapeFn(shape_fn::BroadcastBinary);
@@ -361,10 +368,23 @@ void RegisterMathOps(OpRegistry& r) {
   r.Add(Unary("Log", kFloatComplexTypes));
   r.Add(Unary("Abs", "T: {bfloat16, half, float, double, int8, int16, int32, int64}"));
   r.Add(Unary("Sign", kUnaryTypes));
+  r.Add(Unary("Reciprocal", kUnaryTypes));
+  r.Add(Unary("Inv", kUnaryTypes));
+  r.Add(Unary("Floor", kFloatTypes));
+  r.Add(Unary("Ceil", kFloatTypes));
+  r.Add(Unary("Rint", kFloatTypes));
+  r.Add(Unary("Round", kUnaryTypes));
+  r.Add(FloatClass("IsNan"));
+  r.Add(FloatClass("IsInf"));
+  r.Add(FloatClass("IsFinite"));
   r.Add(Unary("Sigmoid", kFloatComplexTypes));
   r.Add(Unary("Tanh", kFloatComplexTypes));
   r.Add(UnaryGrad("SigmoidGrad"));
   r.Add(UnaryGrad("TanhGrad"));
+  r.Add(UnaryGrad("SqrtGrad"));
+  r.Add(UnaryGrad("RsqrtGrad"));
+  r.Add(UnaryGrad("ReciprocalGrad"));
+  r.Add(UnaryGrad("InvGrad"));
 
   r.Add(Reduction("Sum", "T: numbertype"));
   r.Add(Reduction("Mean", "T: numbertype"));

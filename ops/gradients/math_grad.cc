@@ -105,18 +105,48 @@ absl::Status SquareGrad(const Scope& s, const Operation& op, const Outputs& dy, 
   return absl::OkStatus();
 }
 
-// dy / (2 sqrt(x)), from the output.
 absl::Status SqrtGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
-  const Output y = Out(op, 0);
-  *dx = {ops::Div(s, ops::Mul(s, dy[0], Scalar(s, 0.5, BaseType(y.type()))), y)};
+  *dx = {ops::SqrtGrad(s, Out(op, 0), dy[0])};
   return absl::OkStatus();
 }
 
-// -dy y^3 / 2, from the output y = x^(-1/2).
 absl::Status RsqrtGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
-  const Output y = Out(op, 0);
-  const Output y_cubed = ops::Mul(s, ops::Square(s, y), y);
-  *dx = {ops::Mul(s, ops::Mul(s, dy[0], Scalar(s, -0.5, BaseType(y.type()))), y_cubed)};
+  *dx = {ops::RsqrtGrad(s, Out(op, 0), dy[0])};
+  return absl::OkStatus();
+}
+
+// Reciprocal and Inv.
+absl::Status ReciprocalGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::ReciprocalGrad(s, Out(op, 0), dy[0])};
+  return absl::OkStatus();
+}
+
+// SqrtGrad(a, b) = z = b / (2 a): dz = -z da / a + db / (2 a).
+absl::Status SqrtGradGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output a = In(op, 0);
+  const Output g_over_a = ops::Div(s, dy[0], a);
+  *dx = {ops::Mul(s, ops::Neg(s, g_over_a), Out(op, 0)),
+         ops::Mul(s, Scalar(s, 0.5, BaseType(a.type())), g_over_a)};
+  return absl::OkStatus();
+}
+
+// RsqrtGrad(a, b) = -b a^3 / 2.
+absl::Status RsqrtGradGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output a = In(op, 0);
+  const Output b = In(op, 1);
+  const Output minus_three_halves = Scalar(s, -1.5, BaseType(a.type()));
+  *dx = {ops::Mul(s, ops::Mul(s, ops::Mul(s, minus_three_halves, dy[0]), b), ops::Square(s, a)),
+         ops::RsqrtGrad(s, a, dy[0])};
+  return absl::OkStatus();
+}
+
+// ReciprocalGrad(a, b) = -b a^2 (and InvGrad).
+absl::Status ReciprocalGradGrad(const Scope& s, const Operation& op, const Outputs& dy,
+                                Outputs* dx) {
+  const Output a = In(op, 0);
+  const Output minus_two = Scalar(s, -2, BaseType(a.type()));
+  *dx = {ops::Mul(s, ops::Mul(s, ops::Mul(s, dy[0], minus_two), In(op, 1)), a),
+         ops::ReciprocalGrad(s, a, dy[0])};
   return absl::OkStatus();
 }
 
@@ -359,6 +389,8 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Square", SquareGrad);
   r.Register("Sqrt", SqrtGrad);
   r.Register("Rsqrt", RsqrtGrad);
+  r.Register("Reciprocal", ReciprocalGrad);
+  r.Register("Inv", ReciprocalGrad);
   r.Register("Exp", ExpGrad);
   r.Register("Log", LogGrad);
   r.Register("Abs", AbsGrad);
@@ -367,6 +399,10 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Tanh", TanhGrad);
   r.Register("SigmoidGrad", SigmoidGradGrad);
   r.Register("TanhGrad", TanhGradGrad);
+  r.Register("SqrtGrad", SqrtGradGrad);
+  r.Register("RsqrtGrad", RsqrtGradGrad);
+  r.Register("ReciprocalGrad", ReciprocalGradGrad);
+  r.Register("InvGrad", ReciprocalGradGrad);
   r.Register("MatMul", MatMulGrad);
   r.Register("BatchMatMulV2", BatchMatMulGrad);
   r.Register("AddN", AddNGrad);
@@ -381,8 +417,9 @@ void RegisterMathGradients(GradientRegistry& r) {
   // Piecewise constant, or not numeric. Mod and TruncateMod are left out:
   // TensorFlow defines no gradient for them, so differentiating through
   // them fails there as it does here.
-  for (const char* op : {"FloorDiv", "TruncateDiv", "Equal", "NotEqual", "Less", "Greater",
-                         "LogicalAnd", "ArgMax", "ArgMin", "Range"}) {
+  for (const char* op :
+       {"Floor", "Ceil", "Round", "Rint", "FloorDiv", "TruncateDiv", "IsNan", "IsInf", "IsFinite",
+        "Equal", "NotEqual", "Less", "Greater", "LogicalAnd", "ArgMax", "ArgMin", "Range"}) {
     r.RegisterNoGradient(op);
   }
 }

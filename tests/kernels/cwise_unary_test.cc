@@ -1,6 +1,12 @@
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -45,6 +51,12 @@ TEST(CwiseUnary, FloatOpsMatchReference) {
       {"Sign", [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -3, 3},
       {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8},
       {"Tanh", [](double x) { return std::tanh(x); }, -4, 4},
+      {"Reciprocal", [](double x) { return 1 / x; }, 0.1, 4},
+      {"Inv", [](double x) { return 1 / x; }, -4, -0.1},
+      {"Floor", [](double x) { return std::floor(x); }, -5, 5},
+      {"Ceil", [](double x) { return std::ceil(x); }, -5, 5},
+      {"Rint", [](double x) { return std::nearbyint(x); }, -5, 5},
+      {"Round", [](double x) { return std::nearbyint(x); }, -5, 5},
   };
   for (const UnaryCase& c : cases) {
     SCOPED_TRACE(c.op);
@@ -69,6 +81,98 @@ TEST(CwiseUnary, IntegerOps) {
   EXPECT_THAT(sign, TensorEq(MakeTensor<int64_t>({3}, {-1, 0, 1})));
 }
 
+// Round and Rint send halves to the even neighbour; Floor and Ceil go
+// down and up, also below zero.
+TEST(CwiseUnary, RoundingOnNegativesAndHalves) {
+  const Tensor x = MakeTensor<float>(
+      {11}, {-2.5f, -1.5f, -0.5f, -0.2f, 0.5f, 1.5f, 2.5f, 2.7f, -2.7f, 3.0f, 0.49999997f});
+  const std::vector<std::pair<std::string, std::vector<float>>> cases = {
+      {"Floor", {-3, -2, -1, -1, 0, 1, 2, 2, -3, 3, 0}},
+      {"Ceil", {-2, -1, 0, 0, 1, 2, 3, 3, -2, 3, 1}},
+      {"Round", {-2, -2, 0, 0, 0, 2, 2, 3, -3, 3, 0}},
+      {"Rint", {-2, -2, 0, 0, 0, 2, 2, 3, -3, 3, 0}},
+  };
+  for (const auto& [op, expected] : cases) {
+    SCOPED_TRACE(op);
+    ASSERT_OK_AND_ASSIGN(Tensor y, KernelTester(op).Input(x).RunOne());
+    EXPECT_THAT(y, TensorEq(MakeTensor<float>({11}, expected)));
+  }
+}
+
+// The largest double below 0.5 rounds to 0, which floor(x + 0.5) gets
+// wrong; values beyond 2^52 are integers already, and NaN and infinities
+// stay as they are.
+TEST(CwiseUnary, RoundDoubleEdgeCases) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = MakeTensor<double>(
+      {7}, {0.49999999999999994, -3.5, 4503599627370497.0, 1e300, kNan, kInf, -kInf});
+  ASSERT_OK_AND_ASSIGN(Tensor y, KernelTester("Round").Input(x).RunOne());
+  EXPECT_THAT(
+      y, TensorEq(MakeTensor<double>({7}, {0, -4, 4503599627370497.0, 1e300, kNan, kInf, -kInf})));
+}
+
+TEST(CwiseUnary, RoundingHalfAndBfloat16) {
+  const Tensor x = MakeTensor<half>({4}, {half(-1.5f), half(2.5f), half(0.5f), half(-0.7f)});
+  ASSERT_OK_AND_ASSIGN(Tensor round, KernelTester("Round").Input(x).RunOne());
+  EXPECT_THAT(round,
+              TensorEq(MakeTensor<half>({4}, {half(-2.0f), half(2.0f), half(0.0f), half(-1.0f)})));
+  ASSERT_OK_AND_ASSIGN(Tensor floor, KernelTester("Floor").Input(x).RunOne());
+  EXPECT_THAT(floor,
+              TensorEq(MakeTensor<half>({4}, {half(-2.0f), half(2.0f), half(0.0f), half(-1.0f)})));
+  const Tensor b = MakeTensor<bfloat16>({3}, {bfloat16(-1.5f), bfloat16(3.5f), bfloat16(0.25f)});
+  ASSERT_OK_AND_ASSIGN(Tensor ceil, KernelTester("Ceil").Input(b).RunOne());
+  EXPECT_THAT(
+      ceil, TensorEq(MakeTensor<bfloat16>({3}, {bfloat16(-1.0f), bfloat16(4.0f), bfloat16(1.0f)})));
+  ASSERT_OK_AND_ASSIGN(Tensor round_b, KernelTester("Round").Input(b).RunOne());
+  EXPECT_THAT(round_b, TensorEq(MakeTensor<bfloat16>(
+                           {3}, {bfloat16(-2.0f), bfloat16(4.0f), bfloat16(0.0f)})));
+}
+
+TEST(CwiseUnary, RoundLeavesIntegersAlone) {
+  const Tensor x = MakeTensor<int64_t>({3}, {-3, 0, std::numeric_limits<int64_t>::max()});
+  ASSERT_OK_AND_ASSIGN(Tensor y, KernelTester("Round").Input(x).RunOne());
+  EXPECT_THAT(y, TensorEq(x));
+}
+
+TEST(CwiseUnary, ReciprocalOfZeroIsInfinite) {
+  ASSERT_OK_AND_ASSIGN(
+      Tensor y,
+      KernelTester("Reciprocal").Input(MakeTensor<double>({4}, {-4, 0.5, 0, -0.0})).RunOne());
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  EXPECT_THAT(y, TensorEq(MakeTensor<double>({4}, {-0.25, 2, kInf, -kInf})));
+}
+
+// MakeTensor cannot take a std::vector<bool>.
+Tensor Bools(const TensorShape& shape, std::initializer_list<bool> values) {
+  Tensor t(DT_BOOL, shape);
+  std::copy(values.begin(), values.end(), t.data<bool>());
+  return t;
+}
+
+template <typename T>
+Tensor SpecialValues() {
+  using Limits = std::numeric_limits<T>;
+  return MakeTensor<T>({6}, {Limits::quiet_NaN(), Limits::infinity(), -Limits::infinity(), T(0),
+                             T(-1.5f), Limits::max()});
+}
+
+TEST(CwiseUnary, ClassifiesNanAndInfinities) {
+  const Tensor nan = Bools({6}, {true, false, false, false, false, false});
+  const Tensor inf = Bools({6}, {false, true, true, false, false, false});
+  const Tensor finite = Bools({6}, {false, false, false, true, true, true});
+  for (const Tensor& x : {SpecialValues<float>(), SpecialValues<double>(), SpecialValues<half>(),
+                          SpecialValues<bfloat16>()}) {
+    SCOPED_TRACE(DataTypeString(x.dtype()));
+    ASSERT_OK_AND_ASSIGN(Tensor is_nan, KernelTester("IsNan").Input(x).RunOne());
+    EXPECT_THAT(is_nan, TensorEq(nan));
+    ASSERT_OK_AND_ASSIGN(Tensor is_inf, KernelTester("IsInf").Input(x).RunOne());
+    EXPECT_THAT(is_inf, TensorEq(inf));
+    ASSERT_OK_AND_ASSIGN(Tensor is_finite, KernelTester("IsFinite").Input(x).RunOne());
+    EXPECT_THAT(is_finite, TensorEq(finite));
+  }
+}
+
 TEST(CwiseUnary, DoubleExpAndScalarShape) {
   ASSERT_OK_AND_ASSIGN(Tensor y, KernelTester("Exp").Input(Tensor::Scalar<double>(1.0)).RunOne());
   EXPECT_THAT(y, TensorNear(Tensor::Scalar<double>(M_E), 1e-12, 0));
@@ -82,16 +186,23 @@ TEST(CwiseUnary, EmptyInputGivesEmptyOutput) {
 TEST(CwiseUnary, GradientsMatchReference) {
   const Tensor y = RandomTensor(DT_FLOAT, {4, 9}, 3);
   const Tensor dy = RandomTensor(DT_FLOAT, {4, 9}, 4);
-  Tensor sig(DT_FLOAT, y.shape()), tanh(DT_FLOAT, y.shape());
-  for (int64_t i = 0; i < y.NumElements(); ++i) {
-    const float a = y.data<float>()[i], g = dy.data<float>()[i];
-    sig.data<float>()[i] = g * a * (1 - a);
-    tanh.data<float>()[i] = g * (1 - a * a);
+  const std::vector<std::pair<std::string, std::function<double(double, double)>>> cases = {
+      {"SigmoidGrad", [](double a, double g) { return g * a * (1 - a); }},
+      {"TanhGrad", [](double a, double g) { return g * (1 - a * a); }},
+      {"SqrtGrad", [](double a, double g) { return g / (2 * a); }},
+      {"RsqrtGrad", [](double a, double g) { return -g * a * a * a / 2; }},
+      {"ReciprocalGrad", [](double a, double g) { return -g * a * a; }},
+      {"InvGrad", [](double a, double g) { return -g * a * a; }},
+  };
+  for (const auto& [op, f] : cases) {
+    SCOPED_TRACE(op);
+    Tensor expected(DT_FLOAT, y.shape());
+    for (int64_t i = 0; i < y.NumElements(); ++i) {
+      expected.data<float>()[i] = static_cast<float>(f(y.data<float>()[i], dy.data<float>()[i]));
+    }
+    ASSERT_OK_AND_ASSIGN(Tensor z, KernelTester(op).Input(y).Input(dy).RunOne());
+    EXPECT_THAT(z, TensorNear(expected, 1e-6, 1e-5));
   }
-  ASSERT_OK_AND_ASSIGN(Tensor s, KernelTester("SigmoidGrad").Input(y).Input(dy).RunOne());
-  EXPECT_THAT(s, TensorNear(sig, 1e-6, 1e-6));
-  ASSERT_OK_AND_ASSIGN(Tensor t, KernelTester("TanhGrad").Input(y).Input(dy).RunOne());
-  EXPECT_THAT(t, TensorNear(tanh, 1e-6, 1e-6));
 }
 
 TEST(CwiseUnary, GradientRejectsMismatchedShapes) {

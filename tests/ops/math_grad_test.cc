@@ -3,6 +3,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -104,6 +105,8 @@ INSTANTIATE_TEST_SUITE_P(
                       UnaryCase{"Abs", Unary<ops::Abs>(), -1, 1, 0.1},
                       UnaryCase{"Sigmoid", Unary<ops::Sigmoid>(), -2, 2, 0},
                       UnaryCase{"Tanh", Unary<ops::Tanh>(), -2, 2, 0},
+                      UnaryCase{"Reciprocal", Unary<ops::Reciprocal>(), -2, 2, 0.5},
+                      UnaryCase{"Inv", Unary<ops::Inv>(), -2, 2, 0.5},
                       // Sign is flat: x * sign(x) = |x| tests that it adds nothing.
                       UnaryCase{"Sign",
                                 [](const Scope& s, const Output& x) -> Output {
@@ -124,6 +127,42 @@ TEST(MathGrad, TanhGradIsDifferentiableInBothInputs) {
   const Output y = c.RandomInput({2, 3}, -0.9, 0.9);
   const Output dy = c.RandomInput({2, 3});
   EXPECT_THAT(c.MaxError({ops::TanhGrad(c.scope(), y, dy)}), GradientErrorBelow(kTolerance));
+}
+
+// The gradient ops of Sqrt, Rsqrt and Reciprocal (and Inv), as second
+// derivatives need them; y is kept away from 0.
+TEST(MathGrad, UnaryGradOpsAreDifferentiableInBothInputs) {
+  const std::vector<std::pair<std::string, BinaryFn>> cases = {
+      {"SqrtGrad", Binary<ops::SqrtGrad>()},
+      {"RsqrtGrad", Binary<ops::RsqrtGrad>()},
+      {"ReciprocalGrad", Binary<ops::ReciprocalGrad>()},
+      {"InvGrad", Binary<ops::InvGrad>()},
+  };
+  for (const auto& [name, fn] : cases) {
+    SCOPED_TRACE(name);
+    GradientChecker c;
+    const Output y = c.RandomInput({2, 3}, -2, 2, 0.5);
+    const Output dy = c.RandomInput({2, 3});
+    EXPECT_THAT(c.MaxError({fn(c.scope(), y, dy)}), GradientErrorBelow(kTolerance));
+  }
+}
+
+// Floor, Ceil, Round and Rint pass no gradient: x + f(x) has derivative 1.
+// The values keep a step's distance from integers and halves.
+TEST(MathGrad, RoundingOpsPassNoGradient) {
+  const std::vector<std::pair<std::string, UnaryFn>> cases = {
+      {"Floor", Unary<ops::Floor>()},
+      {"Ceil", Unary<ops::Ceil>()},
+      {"Round", Unary<ops::Round>()},
+      {"Rint", Unary<ops::Rint>()},
+  };
+  for (const auto& [name, fn] : cases) {
+    SCOPED_TRACE(name);
+    GradientChecker c;
+    const Output x = c.Input(Tensor::FromVector<double>({-1.7, -0.2, 0.3, 1.2, 2.6, -2.3}, {2, 3}));
+    EXPECT_THAT(c.MaxError({ops::Add(c.scope(), x, fn(c.scope(), x))}),
+                GradientErrorBelow(kTolerance));
+  }
 }
 
 TEST(MathGrad, MatMulInEveryTransposeCombination) {

@@ -89,18 +89,38 @@ TEST(MathOps, AddNRejectsMismatchedInputsAndNoInputs) {
 
 TEST(MathOps, UnaryOpsKeepTheShape) {
   for (const char* op : {"Neg", "Square", "Sqrt", "Rsqrt", "Exp", "Log", "Abs", "Sign", "Sigmoid",
-                         "Tanh"}) {
+                         "Tanh", "Reciprocal", "Inv", "Floor", "Ceil", "Rint", "Round"}) {
     SCOPED_TRACE(op);
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, -1, 4})), "[2,?,4]");
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_DOUBLE).Input(ScalarShape())), "[]");
   }
-  EXPECT_THAT(ShapeTester("Sqrt").Attr("T", DT_INT32).Input({2}).Infer(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("attr 'T' value DT_INT32 is not in the list")));
+  // Rounding an integer is allowed only where it is the identity.
+  for (const char* op : {"Sqrt", "Floor", "Ceil", "Rint"}) {
+    SCOPED_TRACE(op);
+    EXPECT_THAT(ShapeTester(op).Attr("T", DT_INT32).Input({2}).Infer(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("attr 'T' value DT_INT32 is not in the list")));
+  }
+  EXPECT_EQ(InferToString(ShapeTester("Round").Attr("T", DT_INT32).Input({2})), "[2]");
+}
+
+TEST(MathOps, FloatClassesGiveBoolsOfTheSameShape) {
+  for (const char* op : {"IsNan", "IsInf", "IsFinite"}) {
+    SCOPED_TRACE(op);
+    ShapeTester t(op);
+    t.Attr("T", DT_HALF).Input({3, -1});
+    EXPECT_EQ(InferToString(t), "[3,?]");
+    ASSERT_OK_AND_ASSIGN(NodeSignature sig, t.Signature());
+    EXPECT_EQ(sig.output_types, DataTypeVector{DT_BOOL});
+    EXPECT_THAT(ShapeTester(op).Attr("T", DT_INT64).Input({2}).Infer(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("attr 'T' value DT_INT64 is not in the list")));
+  }
 }
 
 TEST(MathOps, ActivationGradsMergeYAndDy) {
-  for (const char* op : {"SigmoidGrad", "TanhGrad"}) {
+  for (const char* op :
+       {"SigmoidGrad", "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"}) {
     SCOPED_TRACE(op);
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, -1}).Input({-1, 3})),
               "[2,3]");
