@@ -354,6 +354,9 @@ void RegisterMathOps(OpRegistry& r) {
   r.Add(Binary("TruncateDiv", kBinaryTypes));
   r.Add(Binary("TruncateMod", "T: {int32, int64, bfloat16, half, float, double}"));
   r.Add(Binary("Mod", "T: {int32, int64, half, bfloat16, float, double}"));
+  r.Add(Binary("SquaredDifference",
+               "T: {bfloat16, half, float, double, int32, int64, complex64, complex128}")
+            .SetIsCommutative());
   r.Add(Binary("Maximum", kMinMaxTypes));
   r.Add(Binary("Minimum", kMinMaxTypes));
   r.Add(Binary("Pow", "T: {bfloat16, float, half, double, int8, int16, int32, int64, complex64, "

@@ -1,5 +1,5 @@
 // CPU kernels for element-wise binary math with NumPy broadcasting (Add,
-// Mul, FloorDiv, Mod, Pow, ...) and AddN.
+// Mul, FloorDiv, Mod, Pow, SquaredDifference, ...) and AddN.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -70,6 +70,14 @@ struct FloorModFn {
       const T r = std::fmod(a, b);
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
+  }
+};
+
+template <typename T>
+struct SquaredDiffFn {
+  T operator()(const T& a, const T& b) const {
+    const T d = a - b;
+    return d * d;
   }
 };
 
@@ -175,6 +183,7 @@ void RegisterCpuCwiseBinaryKernels(KernelRegistry& r) {
   RegisterBinary<FloorModFn, kNonZero, float, double, int32_t, int64_t>(r, "FloorMod");
   RegisterBinary<TruncateModFn, kNonZero, float, double, int32_t, int64_t>(r, "TruncateMod");
   RegisterBinary<TruncateModFn, kNonZero, float, double, int32_t, int64_t>(r, "Mod");
+  RegisterBinary<SquaredDiffFn, kNone, float, double, int32_t, int64_t>(r, "SquaredDifference");
   RegisterBinary<MaximumFn, kNone, float, double, int32_t, int64_t>(r, "Maximum");
   RegisterBinary<MinimumFn, kNone, float, double, int32_t, int64_t>(r, "Minimum");
   RegisterBinary<PowFn, kNonNegative, float, double, int32_t, int64_t>(r, "Pow");

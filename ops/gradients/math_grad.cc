@@ -94,6 +94,17 @@ absl::Status PowGrad(const Scope& s, const Operation& op, const Outputs& dy, Out
   return absl::OkStatus();
 }
 
+// d(x - y)^2 = 2 (x - y) (dx - dy).
+absl::Status SquaredDifferenceGrad(const Scope& s, const Operation& op, const Outputs& dy,
+                                   Outputs* dx) {
+  const Output x = In(op, 0);
+  const Output y = In(op, 1);
+  const Output two_g = ops::Mul(s, Scalar(s, 2, BaseType(x.type())), dy[0]);
+  const Output gx = ops::Mul(s, two_g, ops::Sub(s, x, y));
+  ReduceForBroadcast(s, op, gx, ops::Neg(s, gx), dx);
+  return absl::OkStatus();
+}
+
 absl::Status NegGrad(const Scope& s, const Operation&, const Outputs& dy, Outputs* dx) {
   *dx = {ops::Neg(s, dy[0])};
   return absl::OkStatus();
@@ -385,6 +396,7 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Maximum", MinMaxGrad<false>);
   r.Register("Minimum", MinMaxGrad<true>);
   r.Register("Pow", PowGrad);
+  r.Register("SquaredDifference", SquaredDifferenceGrad);
   r.Register("Neg", NegGrad);
   r.Register("Square", SquareGrad);
   r.Register("Sqrt", SqrtGrad);

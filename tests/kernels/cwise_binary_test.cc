@@ -87,6 +87,7 @@ TEST(CwiseBinary, FloatOpsBroadcastLikeNumpy) {
        }},
       {"TruncateMod", [](double x, double y) { return std::fmod(x, y); }},
       {"Mod", [](double x, double y) { return std::fmod(x, y); }},
+      {"SquaredDifference", [](double x, double y) { return (x - y) * (x - y); }},
       {"Maximum", [](double x, double y) { return std::max(x, y); }},
       {"Minimum", [](double x, double y) { return std::min(x, y); }},
       {"Pow", [](double x, double y) { return std::pow(x, y); }},
@@ -240,6 +241,14 @@ TEST(CwiseBinary, IntegerPow) {
                   .Input(MakeTensor<int32_t>({1}, {-1}))
                   .RunOne(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("negative")));
+}
+
+TEST(CwiseBinary, SquaredDifferenceOfIntegersBroadcasts) {
+  ASSERT_OK_AND_ASSIGN(Tensor z, KernelTester("SquaredDifference")
+                                     .Input(MakeTensor<int64_t>({2, 1}, {-2, 3}))
+                                     .Input(MakeTensor<int64_t>({3}, {1, -1, 3}))
+                                     .RunOne());
+  EXPECT_THAT(z, TensorEq(MakeTensor<int64_t>({2, 3}, {9, 1, 25, 4, 16, 0})));
 }
 
 TEST(CwiseBinary, EmptyOperandGivesEmptyOutput) {

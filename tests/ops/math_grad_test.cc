@@ -67,7 +67,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BinaryCase{"Maximum", Binary<ops::Maximum>(), -1, 1, -1, 1},
                       BinaryCase{"Minimum", Binary<ops::Minimum>(), -1, 1, -1, 1},
                       BinaryCase{"Pow", Binary<ops::Pow>(), 0.5, 2, -1.5, 1.5},
-                      BinaryCase{"FloorMod", Binary<ops::FloorMod>(), -3, 3, 0.7, 1.3}),
+                      BinaryCase{"FloorMod", Binary<ops::FloorMod>(), -3, 3, 0.7, 1.3},
+                      BinaryCase{"SquaredDifference", Binary<ops::SquaredDifference>(), -1, 1, -1,
+                                 1}),
     [](const ::testing::TestParamInfo<BinaryCase>& info) { return info.param.name; });
 
 using UnaryFn = std::function<Output(const Scope&, const Output&)>;

@@ -25,7 +25,8 @@ using ::testing::HasSubstr;
 
 TEST(MathOps, BinaryOpsBroadcast) {
   for (const char* op : {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "FloorDiv", "FloorMod",
-                         "TruncateDiv", "TruncateMod", "Mod", "Maximum", "Minimum", "Pow"}) {
+                         "TruncateDiv", "TruncateMod", "Mod", "SquaredDifference", "Maximum",
+                         "Minimum", "Pow"}) {
     SCOPED_TRACE(op);
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, 3}).Input({3})), "[2,3]");
     EXPECT_EQ(InferToString(ShapeTester(op).Attr("T", DT_FLOAT).Input({2, 1, 4}).Input({3, 1})),
@@ -53,6 +54,7 @@ TEST(MathOps, AddAcceptsStringsButAddV2DoesNot) {
   EXPECT_TRUE(StandardOpDef("AddV2").is_commutative());
   EXPECT_TRUE(StandardOpDef("Mul").is_commutative());
   EXPECT_FALSE(StandardOpDef("Sub").is_commutative());
+  EXPECT_TRUE(StandardOpDef("SquaredDifference").is_commutative());
 }
 
 TEST(MathOps, IntegerDivisionOpsTakeTensorFlowsTypes) {
