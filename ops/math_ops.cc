@@ -401,6 +401,8 @@ void RegisterMathOps(OpRegistry& r) {
   r.Add(Equality("NotEqual"));
   r.Add(Comparison("Less"));
   r.Add(Comparison("Greater"));
+  r.Add(Comparison("LessEqual"));
+  r.Add(Comparison("GreaterEqual"));
   r.Add(OpDefBuilder("LogicalAnd").Input("x: bool").Input("y: bool").Output("z: bool")
             .SetIsCommutative().SetShapeFn(shape_fn::BroadcastBinary));
 

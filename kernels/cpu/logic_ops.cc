@@ -30,6 +30,14 @@ template <typename T>
 struct GreaterFn {
   bool operator()(const T& a, const T& b) const { return a > b; }
 };
+template <typename T>
+struct LessEqualFn {
+  bool operator()(const T& a, const T& b) const { return a <= b; }
+};
+template <typename T>
+struct GreaterEqualFn {
+  bool operator()(const T& a, const T& b) const { return a >= b; }
+};
 struct AndFn {
   bool operator()(bool a, bool b) const { return a && b; }
 };
@@ -161,6 +169,8 @@ void RegisterCpuLogicKernels(KernelRegistry& r) {
   RegisterEquality<NotEqualFn, true, float, double, int32_t, int64_t, bool>(r, "NotEqual");
   RegisterCompare<LessFn, float, double, int32_t, int64_t>(r, "Less");
   RegisterCompare<GreaterFn, float, double, int32_t, int64_t>(r, "Greater");
+  RegisterCompare<LessEqualFn, float, double, int32_t, int64_t>(r, "LessEqual");
+  RegisterCompare<GreaterEqualFn, float, double, int32_t, int64_t>(r, "GreaterEqual");
   r.Register(KernelDef("LogicalAnd"), MakeKernel<LogicalAndOp>);
   r.Register(KernelDef("Select").TypeConstraint<float>("T"), MakeKernel<SelectOp<float>>);
   r.Register(KernelDef("Select").TypeConstraint<double>("T"), MakeKernel<SelectOp<double>>);

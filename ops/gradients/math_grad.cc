@@ -67,20 +67,24 @@ absl::Status FloorModGrad(const Scope& s, const Operation& op, const Outputs& dy
   return absl::OkStatus();
 }
 
-// Maximum and Minimum: the gradient goes to the winner, to x on ties, as
-// in TensorFlow.
+// Maximum and Minimum: the gradient goes to x where x wins or ties (x >= y
+// for Maximum, x <= y for Minimum) and to y elsewhere, as in TensorFlow.
 template <bool kMinimum>
 absl::Status MinMaxGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   const Output x = In(op, 0);
   const Output y = In(op, 1);
-  const Output y_wins = kMinimum ? Output(ops::Greater(s, x, y)) : Output(ops::Less(s, x, y));
+  const Output x_wins =
+      kMinimum ? Output(ops::LessEqual(s, x, y)) : Output(ops::GreaterEqual(s, x, y));
   const Output zeros = ops::ZerosLike(s, dy[0]);
-  ReduceForBroadcast(s, op, ops::Select(s, y_wins, zeros, dy[0]),
-                     ops::Select(s, y_wins, dy[0], zeros), dx);
+  ReduceForBroadcast(s, op, ops::Select(s, x_wins, dy[0], zeros),
+                     ops::Select(s, x_wins, zeros, dy[0]), dx);
   return absl::OkStatus();
 }
 
-// d(x^y) = y x^(y-1) dx + x^y log(x) dy, with log(x) taken as 0 where x <= 0.
+// d(x^y) = y x^(y-1) dx + x^y log(x) dy. Where x <= 0 no real log(x) makes
+// sense and it is taken as 0; it is computed there from 1 instead of x, so
+// that a second derivative does not meet log(0) or log(-1) (TensorFlow's
+// safe_x).
 absl::Status PowGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   const Output x = In(op, 0);
   const Output y = In(op, 1);
@@ -88,8 +92,9 @@ absl::Status PowGrad(const Scope& s, const Operation& op, const Outputs& dy, Out
   const DataType t = BaseType(x.type());
   const Output gx =
       ops::Mul(s, dy[0], ops::Mul(s, y, ops::Pow(s, x, ops::Sub(s, y, Scalar(s, 1, t)))));
-  const Output log_x =
-      ops::Select(s, ops::Greater(s, x, Scalar(s, 0, t)), ops::Log(s, x), ops::ZerosLike(s, x));
+  const Output positive = ops::Greater(s, x, Scalar(s, 0, t));
+  const Output safe_x = ops::Select(s, positive, x, ops::OnesLike(s, x));
+  const Output log_x = ops::Select(s, positive, ops::Log(s, safe_x), ops::ZerosLike(s, x));
   ReduceForBroadcast(s, op, gx, ops::Mul(s, dy[0], ops::Mul(s, z, log_x)), dx);
   return absl::OkStatus();
 }
@@ -429,9 +434,9 @@ void RegisterMathGradients(GradientRegistry& r) {
   // Piecewise constant, or not numeric. Mod and TruncateMod are left out:
   // TensorFlow defines no gradient for them, so differentiating through
   // them fails there as it does here.
-  for (const char* op :
-       {"Floor", "Ceil", "Round", "Rint", "FloorDiv", "TruncateDiv", "IsNan", "IsInf", "IsFinite",
-        "Equal", "NotEqual", "Less", "Greater", "LogicalAnd", "ArgMax", "ArgMin", "Range"}) {
+  for (const char* op : {"Floor", "Ceil", "Round", "Rint", "FloorDiv", "TruncateDiv", "IsNan",
+                         "IsInf", "IsFinite", "Equal", "NotEqual", "Less", "Greater", "LessEqual",
+                         "GreaterEqual", "LogicalAnd", "ArgMax", "ArgMin", "Range"}) {
     r.RegisterNoGradient(op);
   }
 }

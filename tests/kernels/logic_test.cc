@@ -36,17 +36,20 @@ TEST(Compare, FloatOpsBroadcastAgainstReference) {
       t->data<float>()[i] = std::round(t->data<float>()[i] * 3) / 3;
     }
   }
-  for (const std::string op : {"Equal", "NotEqual", "Less", "Greater"}) {
+  for (const std::string op :
+       {"Equal", "NotEqual", "Less", "Greater", "LessEqual", "GreaterEqual"}) {
     SCOPED_TRACE(op);
     Tensor expected(DT_BOOL, {4, 3, 6});
     for (int i = 0; i < 4; ++i) {
       for (int j = 0; j < 3; ++j) {
         for (int k = 0; k < 6; ++k) {
           const float a = x.data<float>()[i * 6 + k], b = y.data<float>()[j];
-          const bool r = op == "Equal"      ? a == b
-                         : op == "NotEqual" ? a != b
-                         : op == "Less"     ? a < b
-                                            : a > b;
+          const bool r = op == "Equal"       ? a == b
+                         : op == "NotEqual"  ? a != b
+                         : op == "Less"      ? a < b
+                         : op == "Greater"   ? a > b
+                         : op == "LessEqual" ? a <= b
+                                             : a >= b;
           expected.data<bool>()[(i * 3 + j) * 6 + k] = r;
         }
       }
@@ -64,6 +67,16 @@ TEST(Compare, IntegerAndBoolTypes) {
                                         .Input(Tensor::Scalar<int64_t>(3))
                                         .RunOne());
   EXPECT_THAT(less, TensorEq(Bools({3}, {true, false, false})));
+  ASSERT_OK_AND_ASSIGN(Tensor less_equal, KernelTester("LessEqual")
+                                              .Input(MakeTensor<int32_t>({3}, {1, 5, 3}))
+                                              .Input(Tensor::Scalar<int32_t>(3))
+                                              .RunOne());
+  EXPECT_THAT(less_equal, TensorEq(Bools({3}, {true, false, true})));
+  ASSERT_OK_AND_ASSIGN(Tensor greater_equal, KernelTester("GreaterEqual")
+                                                 .Input(MakeTensor<int64_t>({3}, {1, 5, 3}))
+                                                 .Input(Tensor::Scalar<int64_t>(3))
+                                                 .RunOne());
+  EXPECT_THAT(greater_equal, TensorEq(Bools({3}, {false, true, true})));
   ASSERT_OK_AND_ASSIGN(Tensor eq, KernelTester("Equal")
                                       .Input(Bools({2}, {true, false}))
                                       .Input(Bools({2}, {true, true}))

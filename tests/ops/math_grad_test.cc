@@ -1,6 +1,8 @@
 // Numeric gradient checks (float64 central differences against the
 // Jacobian AddGradients builds) for every differentiable math op.
+#include <cmath>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -19,6 +21,9 @@ namespace {
 
 using ::rill::testing::GradientChecker;
 using ::rill::testing::GradientErrorBelow;
+using ::rill::testing::Values;
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
 
 constexpr double kTolerance = 1e-7;
 
@@ -165,6 +170,40 @@ TEST(MathGrad, RoundingOpsPassNoGradient) {
     EXPECT_THAT(c.MaxError({ops::Add(c.scope(), x, fn(c.scope(), x))}),
                 GradientErrorBelow(kTolerance));
   }
+}
+
+// Runs the scope's graph, which has no placeholders, and returns `fetch`.
+std::vector<double> Evaluate(const Scope& s, const Output& fetch) {
+  absl::StatusOr<GraphDef> graph = s.ToGraphDef();
+  EXPECT_OK(graph);
+  if (!graph.ok()) return {};
+  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(SessionOptions(), *graph);
+  EXPECT_OK(session);
+  if (!session.ok()) return {};
+  absl::StatusOr<std::vector<Tensor>> out = (*session)->Run({}, {fetch.name()});
+  EXPECT_OK(out);
+  if (!out.ok()) return {};
+  return Values<double>(out->front());
+}
+
+// Where the base is 0 or negative, no real log(x) exists: the exponent's
+// gradient is 0 there, and so is its derivative with respect to x (log is
+// taken of 1 there, not of x, so no 0/0 appears). The base's gradient is
+// the usual one, also for a negative base.
+TEST(MathGrad, PowExponentGradientIsZeroWhereTheBaseIsNotPositive) {
+  const Scope s = ops::NewRootScope();
+  const Output x = ops::Const(s, Tensor::FromVector<double>({0, -2, 3}, {3}), DT_DOUBLE);
+  const Output y = ops::Const(s, Tensor::FromVector<double>({2, 3, 0.5}, {3}), DT_DOUBLE);
+  const Output z = ops::Pow(s, x, y);
+  ASSERT_OK_AND_ASSIGN(std::vector<Output> d, AddGradients(s, {z}, {x, y}));
+  ASSERT_OK_AND_ASSIGN(std::vector<Output> dd, AddGradients(s, {d[1]}, {x}));
+  EXPECT_THAT(Evaluate(s, d[0]), ElementsAre(0, 12, DoubleNear(0.5 / std::sqrt(3.0), 1e-12)));
+  EXPECT_THAT(Evaluate(s, d[1]),
+              ElementsAre(0, 0, DoubleNear(std::sqrt(3.0) * std::log(3.0), 1e-12)));
+  const std::vector<double> second = Evaluate(s, dd[0]);
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(second[0], 0);
+  EXPECT_EQ(second[1], 0);
 }
 
 TEST(MathGrad, MatMulInEveryTransposeCombination) {

@@ -276,7 +276,7 @@ TEST(MathOps, EqualityBroadcastsToBool) {
 }
 
 TEST(MathOps, OrderingComparisonsBroadcastAndNeedRealNumbers) {
-  for (const char* op : {"Less", "Greater"}) {
+  for (const char* op : {"Less", "Greater", "LessEqual", "GreaterEqual"}) {
     SCOPED_TRACE(op);
     ShapeTester t(op);
     t.Attr("T", DT_INT64).Input({4, 1}).Input({5});
