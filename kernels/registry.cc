@@ -4,6 +4,7 @@ namespace rill {
 
 void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuCwiseKernels(registry);
+  RegisterCpuClipKernels(registry);
   RegisterCpuReductionKernels(registry);
   RegisterCpuLogicKernels(registry);
   RegisterCpuMatMulKernels(registry);

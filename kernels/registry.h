@@ -8,6 +8,7 @@
 namespace rill {
 
 void RegisterCpuCwiseKernels(KernelRegistry& registry);      // cpu/cwise_*.cc
+void RegisterCpuClipKernels(KernelRegistry& registry);       // cpu/clip_ops.cc
 void RegisterCpuReductionKernels(KernelRegistry& registry);  // cpu/reduction_ops.cc
 void RegisterCpuLogicKernels(KernelRegistry& registry);      // cpu/logic_ops.cc
 void RegisterCpuMatMulKernels(KernelRegistry& registry);     // cpu/matmul_ops.cc

@@ -408,6 +408,10 @@ void RegisterMathOps(OpRegistry& r) {
 
   r.Add(OpDefBuilder("Cast").Input("x: SrcT").Output("y: DstT").Attr("SrcT: type")
             .Attr("DstT: type").Attr("Truncate: bool = false").SetShapeFn(shape_fn::Unchanged));
+  // The bounds are scalars or have t's shape; the kernel checks which.
+  r.Add(OpDefBuilder("ClipByValue").Input("t: T").Input("clip_value_min: T")
+            .Input("clip_value_max: T").Output("output: T").Attr("T: numbertype")
+            .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Select").Input("condition: bool").Input("t: T").Input("e: T")
             .Output("output: T").Attr("T: type").SetShapeFn(SelectShape));
   r.Add(OpDefBuilder("Range").Input("start: Tidx").Input("limit: Tidx").Input("delta: Tidx")

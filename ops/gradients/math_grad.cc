@@ -1,6 +1,6 @@
 // Gradients of the math ops, after TensorFlow's math_grad.py: element-wise
-// arithmetic (summed back over broadcast dimensions), matrix products,
-// reductions, casts and selections.
+// arithmetic (summed back over broadcast dimensions), clipping, matrix
+// products, reductions, casts and selections.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -107,6 +107,30 @@ absl::Status SquaredDifferenceGrad(const Scope& s, const Operation& op, const Ou
   const Output two_g = ops::Mul(s, Scalar(s, 2, BaseType(x.type())), dy[0]);
   const Output gx = ops::Mul(s, two_g, ops::Sub(s, x, y));
   ReduceForBroadcast(s, op, gx, ops::Neg(s, gx), dx);
+  return absl::OkStatus();
+}
+
+// `g`, shaped like `t`, summed back to the shape of `bound`, which is t's
+// or a scalar's.
+Output ReduceToBound(const Scope& s, const Output& g, const Output& t, const Output& bound) {
+  if (t.shape().IsFullyDefined() && t.shape() == bound.shape()) return g;
+  const Output shape = ops::Shape(s, bound);
+  const ops::BroadcastGradientArgs r(s, ops::Shape(s, t), shape);
+  return ops::Reshape(s, ops::Sum(s, g, r.r1), shape);
+}
+
+// The gradient passes to t where it lies within [min, max] and to the
+// bound that clipped it elsewhere (TensorFlow's clip_ops.py).
+absl::Status ClipByValueGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output t = In(op, 0);
+  const Output lo = In(op, 1);
+  const Output hi = In(op, 2);
+  const Output zeros = ops::ZerosLike(s, dy[0]);
+  const Output below = ops::Less(s, t, lo);
+  const Output above = ops::Greater(s, t, hi);
+  const Output gt = ops::Select(s, below, zeros, ops::Select(s, above, zeros, dy[0]));
+  *dx = {gt, ReduceToBound(s, ops::Select(s, below, dy[0], zeros), t, lo),
+         ReduceToBound(s, ops::Select(s, above, dy[0], zeros), t, hi)};
   return absl::OkStatus();
 }
 
@@ -402,6 +426,7 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Minimum", MinMaxGrad<true>);
   r.Register("Pow", PowGrad);
   r.Register("SquaredDifference", SquaredDifferenceGrad);
+  r.Register("ClipByValue", ClipByValueGrad);
   r.Register("Neg", NegGrad);
   r.Register("Square", SquareGrad);
   r.Register("Sqrt", SqrtGrad);

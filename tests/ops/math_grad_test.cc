@@ -172,6 +172,30 @@ TEST(MathGrad, RoundingOpsPassNoGradient) {
   }
 }
 
+// Inside [min, max] the gradient goes to t, outside to the bound that
+// clipped it: scalar bounds collect it from every element they clip.
+TEST(MathGrad, ClipByValueRoutesToTOrTheClippingBound) {
+  const Tensor t = Tensor::FromVector<double>({-1.7, -0.2, 0.3, 1.2, 0.6, -2.3}, {2, 3});
+  {
+    SCOPED_TRACE("scalar bounds");
+    GradientChecker c;
+    const Output x = c.Input(t);
+    const Output lo = c.Input(Tensor::Scalar<double>(-0.5));
+    const Output hi = c.Input(Tensor::Scalar<double>(0.5));
+    EXPECT_THAT(c.MaxError({ops::ClipByValue(c.scope(), x, lo, hi)}),
+                GradientErrorBelow(kTolerance));
+  }
+  {
+    SCOPED_TRACE("tensor bounds");
+    GradientChecker c;
+    const Output x = c.Input(t);
+    const Output lo = c.Input(Tensor::FromVector<double>({-1, -1, 0.5, -1, -1, -2}, {2, 3}));
+    const Output hi = c.Input(Tensor::FromVector<double>({1, 0, 1, 2, 0.2, 1}, {2, 3}));
+    EXPECT_THAT(c.MaxError({ops::ClipByValue(c.scope(), x, lo, hi)}),
+                GradientErrorBelow(kTolerance));
+  }
+}
+
 // Runs the scope's graph, which has no placeholders, and returns `fetch`.
 std::vector<double> Evaluate(const Scope& s, const Output& fetch) {
   absl::StatusOr<GraphDef> graph = s.ToGraphDef();

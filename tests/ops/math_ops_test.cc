@@ -120,6 +120,16 @@ TEST(MathOps, FloatClassesGiveBoolsOfTheSameShape) {
   }
 }
 
+TEST(MathOps, ClipByValueKeepsTheShapeOfT) {
+  EXPECT_EQ(InferToString(ShapeTester("ClipByValue").Attr("T", DT_FLOAT).Input({2, -1})
+                              .Input(ScalarShape()).Input({2, 3})),
+            "[2,?]");
+  EXPECT_THAT(ShapeTester("ClipByValue").Attr("T", DT_BOOL).Input({2}).Input(ScalarShape())
+                  .Input(ScalarShape()).Infer(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("attr 'T' value DT_BOOL is not in the list")));
+}
+
 TEST(MathOps, ActivationGradsMergeYAndDy) {
   for (const char* op :
        {"SigmoidGrad", "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"}) {
