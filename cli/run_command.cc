@@ -14,6 +14,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/tensor_json.h"
 #include "fmt/core.h"
 #include "graph/device_spec.h"
 #include "graph/graph.h"
@@ -25,7 +26,6 @@
 #include "runtime/npy.h"
 #include "runtime/remote_session.h"
 #include "runtime/session.h"
-#include "runtime/tensor_json.h"
 
 namespace rill::cli {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/tensor_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/npy.h"
-#include "runtime/tensor_json.h"
 #include "tests/test_util.h"
 
 namespace rill {

@@ -7,8 +7,8 @@
 // express, are written as the strings "NaN", "Infinity" and "-Infinity";
 // the parser accepts those strings (any case, also "nan", "inf", "-inf") for
 // floating-point dtypes. Complex elements are written as [re, im] pairs.
-#ifndef RILL_RUNTIME_TENSOR_JSON_H_
-#define RILL_RUNTIME_TENSOR_JSON_H_
+#ifndef RILL_CLI_TENSOR_JSON_H_
+#define RILL_CLI_TENSOR_JSON_H_
 
 #include <string>
 #include <string_view>
@@ -39,4 +39,4 @@ absl::StatusOr<std::string> TensorToJson(const Tensor& tensor);
 
 }  // namespace rill
 
-#endif  // RILL_RUNTIME_TENSOR_JSON_H_
+#endif  // RILL_CLI_TENSOR_JSON_H_

@@ -1,4 +1,4 @@
-#include "runtime/tensor_json.h"
+#include "cli/tensor_json.h"
 
 #include <cmath>
 #include <limits>
