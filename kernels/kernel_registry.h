@@ -74,8 +74,13 @@ class KernelRegistry {
   void Register(KernelDef def, KernelFactory factory);
 
   // Builds the kernel for `node` (attrs with defaults filled) on
-  // `device_type`. NOT_FOUND names the op, the device type and the node's
-  // type attrs when no kernel matches; a factory error is returned as is.
+  // `device_type`. NOT_FOUND when no kernel matches, naming the op, the
+  // node, the device type, the node's type attrs and what is registered:
+  //   no CPU kernel for op 'MatMul' (node 'mm') with T=int8; registered CPU
+  //   kernels take T in {float, double}
+  //   no CPU kernel for op 'SaveV2' (node 'save/SaveV2') with
+  //   dtypes=[float, int64]; registered kernels: none
+  // A factory error is returned as is.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const NodeDef& node, const OpDef& op_def,
                                                          const NodeSignature& signature,
                                                          std::string_view device_type) const;
@@ -90,6 +95,8 @@ class KernelRegistry {
     KernelFactory factory;
   };
   const Entry* Find(const NodeDef& node, std::string_view device_type) const;
+  absl::Status NoKernelError(const NodeDef& node, const OpDef& op_def,
+                             std::string_view device_type) const;
 
   std::multimap<std::string, Entry, std::less<>> kernels_;  // By op name.
 };

@@ -83,6 +83,58 @@ TEST(KernelRegistry, NotFoundNamesOpDeviceAndTypes) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("GPU")));
 }
 
+TEST(KernelRegistry, NotFoundForAnOpWithoutKernelsSaysNoneAreRegistered) {
+  NodeDef node;
+  node.set_name("save/SaveV2");
+  node.set_op("SaveV2");
+  (*node.mutable_attr())["dtypes"] = MakeAttr(DataTypeVector{DT_FLOAT, DT_INT64});
+  const KernelRegistry empty;
+  EXPECT_THAT(Create(empty, node, kDeviceCpu),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "no CPU kernel for op 'SaveV2' (node 'save/SaveV2') with "
+                       "dtypes=[float, int64]; registered kernels: none"));
+}
+
+TEST(KernelRegistry, NotFoundListsTheDeviceTypesThatHaveKernels) {
+  KernelRegistry registry;
+  registry.Register(KernelDef("Neg").Device(kDeviceGpu).TypeConstraint<float>("T"), Tagged("f"));
+  registry.Register(KernelDef("Neg").Device(kDeviceGpu).TypeConstraint("T", DT_HALF), Tagged("h"));
+  EXPECT_THAT(Create(registry, NegNode(DT_FLOAT), kDeviceCpu),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "no CPU kernel for op 'Neg' (node 'neg') with T=float; registered "
+                       "kernels: GPU (T in {float, half})"));
+}
+
+TEST(KernelRegistry, NotFoundForAnUnmatchedTypeListsTheTypesTheDeviceTakes) {
+  KernelRegistry registry;
+  registry.Register(KernelDef("MatMul").TypeConstraint<float>("T"), Tagged("float"));
+  registry.Register(KernelDef("MatMul").TypeConstraint<double>("T"), Tagged("double"));
+  registry.Register(KernelDef("MatMul").TypeConstraint("T", {DT_INT32, DT_INT64}), Tagged("int"));
+  registry.Register(KernelDef("MatMul").Device(kDeviceGpu).TypeConstraint("T", DT_INT8),
+                    Tagged("gpu"));
+  NodeDef node;
+  node.set_name("dense/MatMul");
+  node.set_op("MatMul");
+  (*node.mutable_attr())["T"] = MakeAttr(DT_INT8);
+  (*node.mutable_attr())["transpose_a"] = MakeAttr(false);
+  EXPECT_THAT(Create(registry, node, kDeviceCpu),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "no CPU kernel for op 'MatMul' (node 'dense/MatMul') with T=int8; "
+                       "registered CPU kernels take T in {float, double, int32, int64}"));
+}
+
+TEST(KernelRegistry, NotFoundForAnOpWithoutTypeAttrsSaysSo) {
+  KernelRegistry registry;
+  registry.Register(KernelDef("NoOp").Device(kDeviceGpu), Tagged("gpu"));
+  NodeDef node;
+  node.set_name("init");
+  node.set_op("NoOp");
+  EXPECT_THAT(Create(registry, node, kDeviceCpu),
+              StatusIs(absl::StatusCode::kNotFound,
+                       "no CPU kernel for op 'NoOp' (node 'init') with no type attrs; "
+                       "registered kernels: GPU"));
+}
+
 TEST(KernelRegistry, FactoryErrorIsReturnedAsIs) {
   KernelRegistry registry;
   registry.Register(KernelDef("Neg"),
