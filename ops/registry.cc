@@ -7,6 +7,10 @@ namespace rill {
 
 void RegisterStandardOps(OpRegistry& registry) {
   RegisterArrayOps(registry);
+  RegisterArrayShapeOps(registry);
+  RegisterSliceOps(registry);
+  RegisterConcatSplitOps(registry);
+  RegisterGatherOps(registry);
   RegisterMathOps(registry);
   RegisterNnOps(registry);
   RegisterStateOps(registry);

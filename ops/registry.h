@@ -7,14 +7,18 @@
 
 namespace rill {
 
-void RegisterArrayOps(OpRegistry& registry);     // array_ops.cc
-void RegisterMathOps(OpRegistry& registry);      // math_ops.cc
-void RegisterNnOps(OpRegistry& registry);        // nn_ops.cc
-void RegisterStateOps(OpRegistry& registry);     // state_ops.cc
-void RegisterRandomOps(OpRegistry& registry);    // random_ops.cc
-void RegisterTrainingOps(OpRegistry& registry);  // training_ops.cc
-void RegisterSendRecvOps(OpRegistry& registry);  // sendrecv_ops.cc
-void RegisterIoOps(OpRegistry& registry);        // io_ops.cc
+void RegisterArrayOps(OpRegistry& registry);        // array_ops.cc
+void RegisterArrayShapeOps(OpRegistry& registry);   // array_shape_ops.cc
+void RegisterSliceOps(OpRegistry& registry);        // slice_ops.cc
+void RegisterConcatSplitOps(OpRegistry& registry);  // concat_split_ops.cc
+void RegisterGatherOps(OpRegistry& registry);       // gather_ops.cc
+void RegisterMathOps(OpRegistry& registry);         // math_ops.cc
+void RegisterNnOps(OpRegistry& registry);           // nn_ops.cc
+void RegisterStateOps(OpRegistry& registry);        // state_ops.cc
+void RegisterRandomOps(OpRegistry& registry);       // random_ops.cc
+void RegisterTrainingOps(OpRegistry& registry);     // training_ops.cc
+void RegisterSendRecvOps(OpRegistry& registry);     // sendrecv_ops.cc
+void RegisterIoOps(OpRegistry& registry);           // io_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);
