@@ -12,6 +12,8 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuConvKernels(registry);
   RegisterCpuArrayKernels(registry);
   RegisterCpuTransformKernels(registry);
+  RegisterCpuSliceKernels(registry);
+  RegisterCpuConcatSplitKernels(registry);
   RegisterCpuGatherKernels(registry);
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);

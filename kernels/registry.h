@@ -7,20 +7,22 @@
 
 namespace rill {
 
-void RegisterCpuCwiseKernels(KernelRegistry& registry);      // cpu/cwise_*.cc
-void RegisterCpuClipKernels(KernelRegistry& registry);       // cpu/clip_ops.cc
-void RegisterCpuReductionKernels(KernelRegistry& registry);  // cpu/reduction_ops.cc
-void RegisterCpuLogicKernels(KernelRegistry& registry);      // cpu/logic_ops.cc
-void RegisterCpuMatMulKernels(KernelRegistry& registry);     // cpu/matmul_ops.cc
-void RegisterCpuNnKernels(KernelRegistry& registry);         // cpu/nn_ops.cc
-void RegisterCpuConvKernels(KernelRegistry& registry);       // cpu/conv_ops.cc, pooling_ops.cc
-void RegisterCpuArrayKernels(KernelRegistry& registry);      // cpu/array_ops.cc
-void RegisterCpuTransformKernels(KernelRegistry& registry);  // cpu/transform_ops.cc
-void RegisterCpuGatherKernels(KernelRegistry& registry);     // cpu/gather_ops.cc
-void RegisterCpuRandomKernels(KernelRegistry& registry);     // cpu/random_ops.cc
-void RegisterCpuStateKernels(KernelRegistry& registry);      // cpu/state_ops.cc
-void RegisterCpuTrainingKernels(KernelRegistry& registry);   // cpu/training_ops.cc
-void RegisterCpuSendRecvKernels(KernelRegistry& registry);   // cpu/sendrecv_ops.cc
+void RegisterCpuCwiseKernels(KernelRegistry& registry);        // cpu/cwise_*.cc
+void RegisterCpuClipKernels(KernelRegistry& registry);         // cpu/clip_ops.cc
+void RegisterCpuReductionKernels(KernelRegistry& registry);    // cpu/reduction_ops.cc
+void RegisterCpuLogicKernels(KernelRegistry& registry);        // cpu/logic_ops.cc
+void RegisterCpuMatMulKernels(KernelRegistry& registry);       // cpu/matmul_ops.cc
+void RegisterCpuNnKernels(KernelRegistry& registry);           // cpu/nn_ops.cc
+void RegisterCpuConvKernels(KernelRegistry& registry);         // cpu/conv_ops.cc, pooling_ops.cc
+void RegisterCpuArrayKernels(KernelRegistry& registry);        // cpu/array_ops.cc
+void RegisterCpuTransformKernels(KernelRegistry& registry);    // cpu/transform_ops.cc
+void RegisterCpuSliceKernels(KernelRegistry& registry);        // cpu/slice_ops.cc
+void RegisterCpuConcatSplitKernels(KernelRegistry& registry);  // cpu/concat_split_ops.cc
+void RegisterCpuGatherKernels(KernelRegistry& registry);       // cpu/gather_ops.cc
+void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops.cc
+void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc
+void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc
+void RegisterCpuSendRecvKernels(KernelRegistry& registry);     // cpu/sendrecv_ops.cc
 
 void RegisterStandardKernels(KernelRegistry& registry);
 
