@@ -6,7 +6,8 @@
 // the call for it. Async callbacks run on a callback thread so that they
 // may block or call again (or on the I/O thread, with inline_callbacks).
 // CallSync, once the path is settled, sends and waits on a DEALER of its
-// own (pooled), with the same deadline and heartbeat rules.
+// own (rpc_sync_sockets.h); the calls in flight are kept in a CallTable
+// (rpc_client_calls.h).
 #include <poll.h>
 #include <zmq.h>
 
@@ -16,52 +17,37 @@
 #include <deque>
 #include <future>
 #include <optional>
-#include <set>
 #include <thread>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "transport/rpc.h"
+#include "transport/rpc_client_calls.h"
 #include "transport/rpc_internal.h"
+#include "transport/rpc_sync_sockets.h"
 #include "transport/wire.h"
 
 namespace rill {
 namespace {
 
+using rpc_internal::CallTable;
+using rpc_internal::Completion;
+using rpc_internal::DecodeReply;
+using rpc_internal::Finish;
+using rpc_internal::Outgoing;
+using rpc_internal::Pending;
 using rpc_internal::Wakeup;
 
 constexpr int kReceiveBatch = 64;
-
-// What the I/O thread hands back for a call: the reply's frames are decoded
-// by whoever receives this, off the I/O thread.
-struct Completion {
-  absl::Status status;
-  RpcHeader header;
-  std::vector<zmq::message_t> frames;  // [header, tensors...] when status is OK.
-};
-using Finish = std::function<void(Completion)>;
-
-absl::StatusOr<RpcMessage> DecodeReply(Completion completion, const std::string& method,
-                                       const std::string& address) {
-  if (!completion.status.ok()) return completion.status;
-  absl::StatusOr<std::vector<Tensor>> tensors =
-      DecodeTensors(completion.header, completion.frames, 1);
-  if (!tensors.ok()) {
-    return absl::InternalError(absl::StrFormat("reply to %s from %s is malformed: %s", method,
-                                               address, tensors.status().message()));
-  }
-  return RpcMessage{std::move(*completion.header.mutable_body()), *std::move(tensors)};
-}
 
 }  // namespace
 
 class RpcClient::Impl {
  public:
   explicit Impl(const RpcClientOptions& options)
-      : options_(options), tcp_(context_, zmq::socket_type::dealer) {}
+      : options_(options), tcp_(context_, zmq::socket_type::dealer), sync_(context_, options) {}
 
   ~Impl() {
     {
@@ -89,8 +75,8 @@ class RpcClient::Impl {
   }
 
   void Call(const std::string& method, RpcMessage request, absl::Time deadline, RpcDone done) {
-    auto deliver = [done = std::move(done), method, address = options_.address](
-                       Completion completion) {
+    auto deliver = [done = std::move(done), method,
+                    address = options_.address](Completion completion) {
       absl::StatusOr<RpcMessage> reply = DecodeReply(std::move(completion), method, address);
       if (reply.ok()) {
         done(absl::OkStatus(), *std::move(reply));
@@ -112,11 +98,9 @@ class RpcClient::Impl {
     // Until the peer's _hello settles the path, calls keep the I/O
     // thread's order (the hello first).
     if (path_settled_.load(std::memory_order_acquire)) {
-      size_t bytes = 0;
-      for (const Tensor& tensor : request.tensors) bytes += tensor.TotalBytes();
-      LargeSyncSlot slot(this, bytes >= kLargeBytes);
-      if (absl::StatusOr<std::unique_ptr<SyncSocket>> sync = TakeSyncSocket(); sync.ok()) {
-        return CallOnSocket(std::move(*sync), method, std::move(request), deadline);
+      if (std::optional<absl::StatusOr<RpcMessage>> reply =
+              sync_.TryCall(method, request, deadline)) {
+        return *std::move(reply);
       }
     }
     auto promise = std::make_shared<std::promise<Completion>>();
@@ -132,186 +116,11 @@ class RpcClient::Impl {
   const std::string& address() const { return options_.address; }
 
  private:
-  // A DEALER that one CallSync at a time uses from its own thread: sending
-  // and waiting there saves the two thread wakes of a hand-off to the I/O
-  // thread and back (30-45 us per call on these machines).
-  struct SyncSocket {
-    zmq::socket_t socket;
-    std::string endpoint;
-  };
-
-  // Holds one of kMaxLargeInFlight slots for a large CallSync, as the I/O
-  // thread does for large calls (each path keeps its own count).
-  class LargeSyncSlot {
-   public:
-    LargeSyncSlot(Impl* impl, bool large) : impl_(large ? impl : nullptr) {
-      if (impl_ == nullptr) return;
-      absl::MutexLock lock(&impl_->sync_mu_);
-      impl_->sync_mu_.Await(absl::Condition(
-          +[](int* in_flight) { return *in_flight < kMaxLargeInFlight; }, &impl_->large_syncs_));
-      ++impl_->large_syncs_;
-    }
-    ~LargeSyncSlot() {
-      if (impl_ == nullptr) return;
-      absl::MutexLock lock(&impl_->sync_mu_);
-      --impl_->large_syncs_;
-    }
-    LargeSyncSlot(const LargeSyncSlot&) = delete;
-    LargeSyncSlot& operator=(const LargeSyncSlot&) = delete;
-
-   private:
-    Impl* const impl_;
-  };
-
-  std::string CurrentEndpoint() {
-    absl::MutexLock lock(&sync_mu_);
-    return using_ipc_.load(std::memory_order_acquire) && !ipc_endpoint_.empty()
-               ? ipc_endpoint_
-               : "tcp://" + options_.address;
-  }
-
-  absl::StatusOr<std::unique_ptr<SyncSocket>> TakeSyncSocket() {
-    const std::string endpoint = CurrentEndpoint();
-    {
-      absl::MutexLock lock(&sync_mu_);
-      while (!sync_sockets_.empty()) {
-        std::unique_ptr<SyncSocket> sync = std::move(sync_sockets_.back());
-        sync_sockets_.pop_back();
-        // One made before the path changed is closed.
-        if (sync->endpoint == endpoint) return sync;
-      }
-    }
-    auto sync = std::make_unique<SyncSocket>(
-        SyncSocket{zmq::socket_t(context_, zmq::socket_type::dealer), endpoint});
-    rpc_internal::ConfigureSocket(sync->socket, options_.max_message_bytes);
-    try {
-      sync->socket.connect(endpoint);
-    } catch (const zmq::error_t& e) {
-      return absl::UnavailableError(
-          absl::StrFormat("cannot connect to %s: %s", endpoint, e.what()));
-    }
-    return sync;
-  }
-
-  void ReturnSyncSocket(std::unique_ptr<SyncSocket> sync) {
-    absl::MutexLock lock(&sync_mu_);
-    sync_sockets_.push_back(std::move(sync));
-  }
-
-  // The call on `sync`, with the I/O thread's deadline and heartbeat rules.
-  absl::StatusOr<RpcMessage> CallOnSocket(std::unique_ptr<SyncSocket> sync,
-                                          const std::string& method, RpcMessage request,
-                                          absl::Time deadline) {
-    RpcHeader header;
-    absl::StatusOr<std::vector<zmq::message_t>> tensor_frames =
-        EncodeTensors(request.tensors, &header);
-    if (!tensor_frames.ok()) {
-      ReturnSyncSocket(std::move(sync));
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "call %s to %s: %s", method, options_.address, tensor_frames.status().message()));
-    }
-    const absl::Time start = absl::Now();
-    if (start >= deadline) {
-      ReturnSyncSocket(std::move(sync));
-      return DeadlineExceeded(method, start, deadline);
-    }
-    const uint64_t id = next_sync_id_.fetch_add(1, std::memory_order_relaxed);
-    header.set_method(method);
-    header.set_request_id(id);
-    header.set_body(std::move(request.body));
-    if (deadline != absl::InfiniteFuture()) {
-      header.set_timeout_micros(std::max<int64_t>(1, absl::ToInt64Microseconds(deadline - start)));
-    }
-    std::vector<zmq::message_t> frames;
-    frames.push_back(EncodeHeader(header));
-    for (zmq::message_t& frame : *tensor_frames) frames.push_back(std::move(frame));
-    if (!rpc_internal::SendFrames(sync->socket, frames)) {
-      return absl::UnavailableError(
-          absl::StrFormat("call %s to %s: the message could not be "
-                          "queued: %s",
-                          method, options_.address, zmq_strerror(zmq_errno())));
-    }
-    absl::Time last_heard = start;
-    absl::Time last_ping = start;
-    for (;;) {
-      const absl::Time now = absl::Now();
-      if (now >= deadline) {
-        ReturnSyncSocket(std::move(sync));  // A late reply is ignored by id.
-        return DeadlineExceeded(method, start, deadline);
-      }
-      if (now - last_heard >= options_.heartbeat_timeout) {
-        return absl::UnavailableError(
-            absl::StrFormat("call %s: peer %s stopped answering (no reply for %s)", method,
-                            options_.address, absl::FormatDuration(now - last_heard)));
-      }
-      if (now - std::max(last_heard, last_ping) >= options_.heartbeat_interval) {
-        RpcHeader ping;
-        ping.set_method("_ping");
-        ping.set_request_id(next_sync_id_.fetch_add(1, std::memory_order_relaxed));
-        std::vector<zmq::message_t> ping_frames;
-        ping_frames.push_back(EncodeHeader(ping));
-        rpc_internal::SendFrames(sync->socket, ping_frames);
-        last_ping = now;
-      }
-      const absl::Time next =
-          std::min({deadline, last_heard + options_.heartbeat_timeout,
-                    std::max(last_heard, last_ping) + options_.heartbeat_interval});
-      zmq_pollitem_t item = {sync->socket.handle(), 0, ZMQ_POLLIN, 0};
-      zmq_poll(&item, 1,
-               static_cast<long>(std::max(0.0, std::ceil(absl::ToDoubleMilliseconds(next - now)))));
-      std::vector<zmq::message_t> reply;
-      while (rpc_internal::ReceiveFrames(sync->socket, &reply)) {
-        last_heard = absl::Now();
-        if (reply.empty()) continue;
-        absl::StatusOr<RpcHeader> reply_header = DecodeHeader(reply[0]);
-        if (!reply_header.ok() || !reply_header->is_reply() || reply_header->request_id() != id) {
-          continue;  // A ping's reply, or a late one to an earlier call.
-        }
-        ReturnSyncSocket(std::move(sync));
-        absl::Status status = rpc_internal::StatusFromReply(*reply_header);
-        return DecodeReply({std::move(status), *std::move(reply_header), std::move(reply)}, method,
-                           options_.address);
-      }
-    }
-  }
-
-  struct Outgoing {
-    std::string method;
-    RpcHeader header;  // body and tensor metadata filled in.
-    std::vector<zmq::message_t> tensor_frames;
-    absl::Time deadline;
-    Finish finish;
-  };
-  struct Pending {
-    std::string method;
-    absl::Time start;
-    absl::Time deadline;
-    Finish finish;
-    bool large = false;
-  };
-
-  // Big transfers go one or two at a time: more of them in flight on one
-  // connection only slows each down (2-4x measured on 2 cores).
-  static constexpr size_t kLargeBytes = size_t{256} << 10;
-  static constexpr int kMaxLargeInFlight = 2;
-
-  static bool IsLarge(const Outgoing& call) {
-    size_t bytes = 0;
-    for (const zmq::message_t& frame : call.tensor_frames) bytes += frame.size();
-    return bytes >= kLargeBytes;
-  }
-
-  int LargeInFlight() const {
-    int large = 0;
-    for (const auto& [id, call] : pending_) large += call.large ? 1 : 0;
-    return large;
-  }
-
   // Sends `call`, or holds it while kMaxLargeInFlight large calls are out
   // (in order: a held call is never overtaken by a later large one).
   void SendOrHold(Outgoing call) {
-    if (IsLarge(call) && (!held_.empty() || LargeInFlight() >= kMaxLargeInFlight)) {
-      held_.push_back(std::move(call));
+    if (calls_.MustHold(call)) {
+      calls_.Hold(std::move(call));
     } else {
       Send(std::move(call));
     }
@@ -320,19 +129,10 @@ class RpcClient::Impl {
   // Sends held calls while there is room, and fails those past their
   // deadline.
   void ReleaseHeld(absl::Time now) {
-    for (auto it = held_.begin(); it != held_.end();) {
-      if (it->deadline > now) {
-        ++it;
-        continue;
-      }
-      Complete(std::move(it->finish), {DeadlineExceeded(it->method, now, it->deadline), {}, {}});
-      it = held_.erase(it);
+    for (Outgoing& call : calls_.TakeExpiredHeld(now)) {
+      Complete(std::move(call.finish), {DeadlineExceeded(call.method, now, call.deadline), {}, {}});
     }
-    while (!held_.empty() && LargeInFlight() < kMaxLargeInFlight) {
-      Outgoing call = std::move(held_.front());
-      held_.pop_front();
-      Send(std::move(call));
-    }
+    while (std::optional<Outgoing> call = calls_.TakeReleasable()) Send(*std::move(call));
   }
 
   void Enqueue(const std::string& method, RpcMessage request, absl::Time deadline, Finish finish) {
@@ -457,13 +257,15 @@ class RpcClient::Impl {
             queue_.clear();
           }
           if (stopping) {
-            for (Outgoing& call : taken) Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
-            for (Outgoing& call : held_) Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
-            held_.clear();
-            for (auto& [id, call] : pending_) {
+            for (Outgoing& call : taken) {
               Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
             }
-            pending_.clear();
+            for (Outgoing& call : calls_.TakeAllHeld()) {
+              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+            }
+            for (Pending& call : calls_.TakeAll()) {
+              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+            }
           } else {
             for (Outgoing& call : taken) SendOrHold(std::move(call));
           }
@@ -490,10 +292,8 @@ class RpcClient::Impl {
   // call sent by another thread (TrySendHere) never needs to wake it for
   // its heartbeats.
   absl::Time NextWake(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {
-    absl::Time next = now + options_.heartbeat_interval;
-    if (!deadlines_.empty()) next = std::min(next, deadlines_.begin()->first);
-    for (const Outgoing& call : held_) next = std::min(next, call.deadline);
-    if (!pending_.empty()) {
+    absl::Time next = calls_.NextDeadline(now + options_.heartbeat_interval);
+    if (!calls_.empty()) {
       next = std::min(next, last_heard_ + options_.heartbeat_timeout);
       next = std::min(next, std::max(last_heard_, last_ping_) + options_.heartbeat_interval);
     }
@@ -512,7 +312,7 @@ class RpcClient::Impl {
   }
 
   void Send(Outgoing call) {
-    const bool large = IsLarge(call);
+    const bool large = rpc_internal::IsLarge(call);
     const absl::Time now = absl::Now();
     if (now >= call.deadline) {
       return Complete(std::move(call.finish),
@@ -537,10 +337,9 @@ class RpcClient::Impl {
                        {}});
     }
     // Silence is only counted while someone waits.
-    if (pending_.empty()) last_heard_ = now;
-    deadlines_.emplace(call.deadline, last_id_);
-    pending_.emplace(last_id_, Pending{std::move(call.method), now, call.deadline,
-                                       std::move(call.finish), large});
+    if (calls_.empty()) last_heard_ = now;
+    calls_.Add(last_id_,
+               Pending{std::move(call.method), now, call.deadline, std::move(call.finish), large});
   }
 
   // True when it stopped at kReceiveBatch messages (more may wait).
@@ -556,13 +355,10 @@ class RpcClient::Impl {
         OnHello(*header);
         continue;
       }
-      auto it = pending_.find(header->request_id());
-      if (it == pending_.end()) continue;  // A ping, or a call that already failed.
-      Pending call = std::move(it->second);
-      pending_.erase(it);
-      deadlines_.erase({call.deadline, header->request_id()});
+      std::optional<Pending> call = calls_.Take(header->request_id());
+      if (!call) continue;  // A ping, or a call that already failed.
       absl::Status status = rpc_internal::StatusFromReply(*header);
-      Complete(std::move(call.finish), {std::move(status), *std::move(header), std::move(frames)});
+      Complete(std::move(call->finish), {std::move(status), *std::move(header), std::move(frames)});
       frames = std::vector<zmq::message_t>();
     }
     return i == kReceiveBatch;
@@ -588,50 +384,39 @@ class RpcClient::Impl {
       return;  // Stay on tcp.
     }
     ipc_.emplace(std::move(ipc));
-    {
-      absl::MutexLock lock(&sync_mu_);
-      ipc_endpoint_ = hello.ipc_endpoint();
-    }
+    sync_.UseIpc(hello.ipc_endpoint());
     using_ipc_.store(true, std::memory_order_release);
   }
 
   absl::Status DeadlineExceeded(const std::string& method, absl::Time start,
                                 absl::Time deadline) const {
-    return absl::DeadlineExceededError(
-        absl::StrFormat("call %s to %s: no reply within %d ms", method, options_.address,
-                        absl::ToInt64Milliseconds(deadline - start)));
+    return rpc_internal::CallDeadlineExceeded(method, options_.address, start, deadline);
   }
 
   void ExpireDeadlines(absl::Time now) {
-    while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-      const uint64_t id = deadlines_.begin()->second;
-      deadlines_.erase(deadlines_.begin());
-      auto it = pending_.find(id);
-      Pending call = std::move(it->second);
-      pending_.erase(it);
+    for (Pending& call : calls_.TakeExpired(now)) {
       Complete(std::move(call.finish),
                {DeadlineExceeded(call.method, call.start, call.deadline), {}, {}});
     }
   }
 
   void CheckHeartbeat(absl::Time now) {
-    if (pending_.empty()) return;
+    if (calls_.empty()) return;
     const absl::Duration silence = now - last_heard_;
     if (silence >= options_.heartbeat_timeout) {
-      std::unordered_map<uint64_t, Pending> failed;
-      failed.swap(pending_);
-      deadlines_.clear();
-      for (auto& [id, call] : failed) {
-        Complete(std::move(call.finish), {absl::UnavailableError(absl::StrFormat(
-                         "call %s: peer %s stopped answering (no reply for %s)", call.method,
-                         options_.address, absl::FormatDuration(silence))),
-                     {},
-                     {}});
+      for (Pending& call : calls_.TakeAll()) {
+        Complete(std::move(call.finish),
+                 {absl::UnavailableError(absl::StrFormat(
+                      "call %s: peer %s stopped answering (no reply for %s)", call.method,
+                      options_.address, absl::FormatDuration(silence))),
+                  {},
+                  {}});
       }
       // The peer may have restarted with another ipc endpoint: ask again.
       if (ipc_.has_value()) {
         ipc_.reset();
         using_ipc_.store(false, std::memory_order_release);
+        sync_.UseTcp();
         if (options_.prefer_ipc) {
           path_settled_.store(false, std::memory_order_release);
           hello_id_ = SendControl("_hello");
@@ -666,9 +451,7 @@ class RpcClient::Impl {
   std::optional<zmq::socket_t> ipc_ ABSL_GUARDED_BY(io_mu_);
   uint64_t last_id_ ABSL_GUARDED_BY(io_mu_) = 0;
   uint64_t hello_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no hello outstanding.
-  std::unordered_map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(io_mu_);
-  std::set<std::pair<absl::Time, uint64_t>> deadlines_ ABSL_GUARDED_BY(io_mu_);
-  std::deque<Outgoing> held_ ABSL_GUARDED_BY(io_mu_);  // Large calls waiting for room.
+  CallTable calls_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_heard_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_ping_ ABSL_GUARDED_BY(io_mu_);
   absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);  // When the I/O thread's poll ends.
@@ -677,11 +460,7 @@ class RpcClient::Impl {
   std::thread io_thread_;
 
   // CallSync's sockets, made in context_ and so declared after it.
-  absl::Mutex sync_mu_;
-  std::string ipc_endpoint_ ABSL_GUARDED_BY(sync_mu_);
-  std::vector<std::unique_ptr<SyncSocket>> sync_sockets_ ABSL_GUARDED_BY(sync_mu_);
-  int large_syncs_ ABSL_GUARDED_BY(sync_mu_) = 0;
-  std::atomic<uint64_t> next_sync_id_{1};
+  rpc_internal::SyncSockets sync_;
   // False while a _hello is out (calls then go through the I/O thread).
   std::atomic<bool> path_settled_{false};
 };
