@@ -1,6 +1,5 @@
 // Array ops that cut a box out of a tensor: Slice and StridedSlice (with
 // TensorFlow's begin/end/ellipsis/new-axis/shrink masks).
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
+#include "ops/strided_slice_spec.h"
 
 namespace rill {
 namespace {
@@ -58,10 +58,9 @@ absl::Status SliceShape(InferenceContext& c) {
   return absl::OkStatus();
 }
 
-// TensorFlow's canonicalization: the sparse spec (one entry per element of
-// begin/end/strides, some of them an ellipsis or a new axis) expands to one
-// entry per input dimension; each is sliced, shrunk dimensions are dropped
-// and new axes added. Dimensions whose size or slice bounds are not known
+// The spec's length comes from the shapes of begin, end and strides; their
+// values, when known, resolve the output shape (ResolveStridedSlice, as
+// the kernel does). Dimensions whose size or slice bounds are not known
 // stay unknown; the rank is known whenever the input's rank and the spec's
 // length are.
 absl::Status StridedSliceShape(InferenceContext& c) {
@@ -71,93 +70,26 @@ absl::Status StridedSliceShape(InferenceContext& c) {
     ASSIGN_OR_RETURN(PartialTensorShape spec_shape, c.WithRank(c.input(i), 1, i));
     ASSIGN_OR_RETURN(length, c.MergeDim(length, spec_shape.dim_size(0)));
   }
-  ASSIGN_OR_RETURN(int64_t begin_mask, c.GetIntAttr("begin_mask"));
-  ASSIGN_OR_RETURN(int64_t end_mask, c.GetIntAttr("end_mask"));
-  ASSIGN_OR_RETURN(int64_t ellipsis_mask, c.GetIntAttr("ellipsis_mask"));
-  ASSIGN_OR_RETURN(int64_t new_axis_mask, c.GetIntAttr("new_axis_mask"));
-  ASSIGN_OR_RETURN(int64_t shrink_axis_mask, c.GetIntAttr("shrink_axis_mask"));
-  if (const auto bits = static_cast<uint64_t>(ellipsis_mask); (bits & (bits - 1)) != 0) {
-    return ShapeError("StridedSlice: ellipsis_mask %d has more than one ellipsis", ellipsis_mask);
-  }
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> begin, c.InputAsInt64s(1));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> end, c.InputAsInt64s(2));
-  ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> strides, c.InputAsInt64s(3));
+  SparseSliceSpec spec;
+  ASSIGN_OR_RETURN(spec.masks.begin, c.GetIntAttr("begin_mask"));
+  ASSIGN_OR_RETURN(spec.masks.end, c.GetIntAttr("end_mask"));
+  ASSIGN_OR_RETURN(spec.masks.ellipsis, c.GetIntAttr("ellipsis_mask"));
+  ASSIGN_OR_RETURN(spec.masks.new_axis, c.GetIntAttr("new_axis_mask"));
+  ASSIGN_OR_RETURN(spec.masks.shrink_axis, c.GetIntAttr("shrink_axis_mask"));
+  ASSIGN_OR_RETURN(spec.begin, c.InputAsInt64s(1));
+  ASSIGN_OR_RETURN(spec.end, c.InputAsInt64s(2));
+  ASSIGN_OR_RETURN(spec.strides, c.InputAsInt64s(3));
   if (in.unknown_rank()) return absl::OkStatus();
   if (length < 0) {
     // Without new or shrunk axes the input's rank is kept, whatever the spec.
-    if (new_axis_mask == 0 && shrink_axis_mask == 0) {
+    if (spec.masks.new_axis == 0 && spec.masks.shrink_axis == 0) {
       c.set_output(0, PartialTensorShape::UnknownOfRank(in.dims()));
     }
     return absl::OkStatus();
   }
-  constexpr int64_t kMaxSpec = 64;
-  if (length >= kMaxSpec) {
-    return ShapeError("StridedSlice: begin, end and strides have %d entries, at most %d allowed",
-                      length, kMaxSpec - 1);
-  }
-  const bool values_known = begin && end && strides && begin->size() == end->size() &&
-                            begin->size() == strides->size() &&
-                            static_cast<int64_t>(begin->size()) == length;
-  auto bit = [](int64_t mask, int64_t i) { return ((mask >> i) & 1) != 0; };
-  int64_t sparse_length = length;
-  if ((ellipsis_mask & ((int64_t{1} << length) - 1)) == 0) {
-    // A spec without an ellipsis keeps the dimensions it does not name.
-    ellipsis_mask = int64_t{1} << length;
-    ++sparse_length;
-  }
-  const int rank = in.dims();
-  int full_index = 0;
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < sparse_length; ++i) {
-    if (bit(ellipsis_mask, i)) {
-      int64_t new_axes_after = 0;
-      for (int64_t j = i + 1; j < length; ++j) new_axes_after += bit(new_axis_mask, j) ? 1 : 0;
-      const int64_t next = std::min<int64_t>(rank - (sparse_length - i) + 1 + new_axes_after, rank);
-      for (; full_index < next; ++full_index) dims.push_back(in.dim_size(full_index));
-      continue;
-    }
-    if (bit(new_axis_mask, i)) {
-      dims.push_back(1);
-      continue;
-    }
-    if (full_index == rank) {
-      return ShapeError("StridedSlice: slice entry %d is out of range for an input of rank %d", i,
-                        rank);
-    }
-    const int64_t size = in.dim_size(full_index++);
-    const int64_t stride = values_known ? (*strides)[i] : 1;
-    if (stride == 0) return ShapeError("StridedSlice: strides[%d] must be non-zero", i);
-    if (bit(shrink_axis_mask, i)) {
-      if (stride < 0) {
-        return ShapeError("StridedSlice: only stride 1 is allowed on shrunk dimension %d", i);
-      }
-      if (values_known && size >= 0 && !bit(begin_mask, i)) {
-        const int64_t index = (*begin)[i] < 0 ? (*begin)[i] + size : (*begin)[i];
-        if (index < 0 || index >= size) {
-          return ShapeError("StridedSlice: index %d is out of bounds for dimension %d of size %d",
-                            (*begin)[i], full_index - 1, size);
-        }
-      }
-      continue;
-    }
-    if (!values_known || size < 0) {
-      dims.push_back(-1);
-      continue;
-    }
-    // Valid positions: [0, size] going forward, [-1, size - 1] going back.
-    const int64_t lo = stride > 0 ? 0 : -1;
-    const int64_t hi = stride > 0 ? size : size - 1;
-    auto canonical = [&](int64_t x, bool masked, bool is_begin) {
-      if (masked) return is_begin == (stride > 0) ? lo : hi;
-      return std::clamp(x < 0 ? x + size : x, lo, hi);
-    };
-    const int64_t first = canonical((*begin)[i], bit(begin_mask, i), true);
-    const int64_t last = canonical((*end)[i], bit(end_mask, i), false);
-    const int64_t interval = last - first;
-    const bool empty = interval == 0 || (interval < 0) != (stride < 0);
-    dims.push_back(empty ? 0 : interval / stride + (interval % stride != 0 ? 1 : 0));
-  }
-  c.set_output(0, PartialTensorShape(dims));
+  spec.length = length;
+  ASSIGN_OR_RETURN(StridedSliceSpec resolved, ResolveStridedSlice(in, spec));
+  c.set_output(0, resolved.final_shape);
   return absl::OkStatus();
 }
 

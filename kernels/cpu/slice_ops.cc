@@ -18,6 +18,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
+#include "ops/strided_slice_spec.h"
 
 namespace rill {
 namespace {
@@ -62,131 +63,56 @@ class SliceOp final : public OpKernel {
   }
 };
 
+// The masks are read once; begin, end and strides arrive as inputs and
+// are resolved with the input's shape on each run, exactly as the shape
+// function resolves them (ResolveStridedSlice).
 class StridedSliceOp final : public OpKernel {
  public:
-  struct Masks {
-    int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink = 0;
-  };
-  StridedSliceOp(const OpKernelConstruction& c, Masks masks) : OpKernel(c), masks_(masks) {}
+  StridedSliceOp(const OpKernelConstruction& c, StridedSliceMasks masks)
+      : OpKernel(c), masks_(masks) {}
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    Masks m;
-    ASSIGN_OR_RETURN(m.begin, GetIntAttr(c.def(), "begin_mask"));
-    ASSIGN_OR_RETURN(m.end, GetIntAttr(c.def(), "end_mask"));
-    ASSIGN_OR_RETURN(m.ellipsis, GetIntAttr(c.def(), "ellipsis_mask"));
-    ASSIGN_OR_RETURN(m.new_axis, GetIntAttr(c.def(), "new_axis_mask"));
-    ASSIGN_OR_RETURN(m.shrink, GetIntAttr(c.def(), "shrink_axis_mask"));
-    if ((m.ellipsis & (m.ellipsis - 1)) != 0) {
-      return absl::InvalidArgumentError("StridedSlice: multiple ellipses are not allowed");
-    }
-    return std::unique_ptr<OpKernel>(std::make_unique<StridedSliceOp>(c, m));
+    StridedSliceMasks masks;
+    ASSIGN_OR_RETURN(masks.begin, GetIntAttr(c.def(), "begin_mask"));
+    ASSIGN_OR_RETURN(masks.end, GetIntAttr(c.def(), "end_mask"));
+    ASSIGN_OR_RETURN(masks.ellipsis, GetIntAttr(c.def(), "ellipsis_mask"));
+    ASSIGN_OR_RETURN(masks.new_axis, GetIntAttr(c.def(), "new_axis_mask"));
+    ASSIGN_OR_RETURN(masks.shrink_axis, GetIntAttr(c.def(), "shrink_axis_mask"));
+    return std::unique_ptr<OpKernel>(std::make_unique<StridedSliceOp>(c, masks));
   }
 
   absl::Status Compute(KernelContext& ctx) const override;
 
  private:
-  const Masks masks_;
+  const StridedSliceMasks masks_;
 };
 
-// TensorFlow's two-step canonicalisation: the sparse spec (with ellipsis and
-// new axes) is expanded to one entry per input dim, then each dim's begin
-// and end are resolved against its size.
 absl::Status StridedSliceOp::Compute(KernelContext& ctx) const {
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> sb = ReadInts(ctx.input(1));
-  const std::vector<int64_t> se = ReadInts(ctx.input(2));
-  const std::vector<int64_t> ss = ReadInts(ctx.input(3));
-  if (ctx.input(1).dims() != 1 || se.size() != sb.size() || ss.size() != sb.size()) {
-    return absl::InvalidArgumentError(
-        "StridedSlice: begin, end and strides must be vectors of one length");
-  }
-  int sparse_dims = static_cast<int>(sb.size());
-  int64_t ellipsis = masks_.ellipsis;
-  if (ellipsis == 0) ellipsis = int64_t{1} << sparse_dims++;  // An implied trailing ellipsis.
-  int new_axes_after_ellipsis = 0;
-  bool after = false;
-  for (int i = 0; i < sparse_dims; ++i) {
-    if (after && (masks_.new_axis >> i & 1)) ++new_axes_after_ellipsis;
-    if (ellipsis >> i & 1) after = true;
-  }
-  const int rank = x.dims();
-  constexpr int64_t kNewAxis = -1, kShrink = -2;
-  std::vector<int64_t> begin(rank, 0), end(rank, 0), stride(rank, 1);
-  std::vector<bool> begin_masked(rank, false), end_masked(rank, false), shrink(rank, false);
-  std::vector<int64_t> gather;  // Per output dim: a dense dim, kNewAxis or kShrink.
-  int full = 0;
-  for (int i = 0; i < sparse_dims; ++i) {
-    if (ellipsis >> i & 1) {
-      const int next = std::min(rank - (sparse_dims - i) + 1 + new_axes_after_ellipsis, rank);
-      for (; full < next; ++full) {
-        begin_masked[full] = end_masked[full] = true;
-        gather.push_back(full);
-      }
-    } else if (masks_.new_axis >> i & 1) {
-      gather.push_back(kNewAxis);
-    } else {
-      if (full >= rank) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "StridedSlice: index %d is out of range for an input of rank %d", i, rank));
-      }
-      begin[full] = sb[i];
-      end[full] = se[i];
-      stride[full] = ss[i];
-      begin_masked[full] = masks_.begin >> i & 1;
-      end_masked[full] = masks_.end >> i & 1;
-      shrink[full] = masks_.shrink >> i & 1;
-      gather.push_back(shrink[full] ? kShrink : full);
-      ++full;
+  for (int i = 1; i <= 3; ++i) {
+    if (ctx.input(i).dims() != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "StridedSlice: begin, end and strides must be vectors, got shapes %s, %s and %s",
+          ctx.input(1).shape().DebugString(), ctx.input(2).shape().DebugString(),
+          ctx.input(3).shape().DebugString()));
     }
   }
-  std::vector<int64_t> sizes(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int64_t dim = x.dim_size(i);
-    if (stride[i] == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("StridedSlice: strides[%d] is 0", i));
-    }
-    if (shrink[i]) {
-      const int64_t b = begin[i] < 0 ? begin[i] + dim : begin[i];
-      if (b < 0 || b >= dim) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "StridedSlice: index %d of dimension %d is out of bounds [0, %d)", begin[i], i, dim));
-      }
-      begin[i] = b;
-      stride[i] = 1;
-      sizes[i] = 1;
-      continue;
-    }
-    const int64_t lo = stride[i] > 0 ? 0 : -1;
-    const int64_t hi = stride[i] > 0 ? dim : dim - 1;
-    const auto canonical = [&](int64_t v, bool masked, bool is_begin) {
-      if (masked) return (stride[i] > 0) == is_begin ? lo : hi;
-      const int64_t fwd = v < 0 ? v + dim : v;
-      return std::clamp(fwd, lo, hi);
-    };
-    begin[i] = canonical(begin[i], begin_masked[i], true);
-    end[i] = canonical(end[i], end_masked[i], false);
-    const int64_t length = end[i] - begin[i];
-    if (length == 0 || (length < 0) != (stride[i] < 0)) {
-      sizes[i] = 0;
-    } else {
-      sizes[i] = length / stride[i] + (length % stride[i] != 0 ? 1 : 0);
-    }
-  }
-  std::vector<int64_t> out_dims;
-  for (int64_t g : gather) {
-    if (g == kNewAxis) out_dims.push_back(1);
-    if (g >= 0) out_dims.push_back(sizes[g]);
-  }
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape(absl::MakeConstSpan(out_dims))));
-  // Copy in the dense (input-rank) layout, which has the same element order.
+  const SparseSliceSpec spec{ctx.input(1).dim_size(0), ReadInts(ctx.input(1)),
+                             ReadInts(ctx.input(2)), ReadInts(ctx.input(3)), masks_};
+  ASSIGN_OR_RETURN(const StridedSliceSpec resolved, ResolveStridedSlice(x.shape(), spec));
+  ASSIGN_OR_RETURN(const TensorShape out_shape, resolved.final_shape.AsTensorShape());
+  ASSIGN_OR_RETURN(const TensorShape dense_shape, resolved.processing_shape.AsTensorShape());
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  // Copy in the processing (input-rank) layout, which has the same element
+  // order.
   const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-  std::vector<int64_t> strides(rank);
+  std::vector<int64_t> strides(x.dims());
   int64_t offset = 0;
-  for (int i = 0; i < rank; ++i) {
-    offset += begin[i] * in_strides[i];
-    strides[i] = stride[i] * in_strides[i];
+  for (int i = 0; i < x.dims(); ++i) {
+    offset += resolved.begin[i] * in_strides[i];
+    strides[i] = resolved.strides[i] * in_strides[i];
   }
-  ASSIGN_OR_RETURN(Tensor dense, out->Reshaped(TensorShape(absl::MakeConstSpan(sizes))));
+  ASSIGN_OR_RETURN(Tensor dense, out->Reshaped(dense_shape));
   return StridedGather(x, offset, strides, dense, "StridedSlice");
 }
 

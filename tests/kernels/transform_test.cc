@@ -161,6 +161,90 @@ TEST(StridedSlice, RejectsShrinkIndexOutOfBoundsAndZeroStride) {
   EXPECT_FALSE(z.RunOne().ok());
 }
 
+// The shape function (run first by the tester) and the kernel (reached
+// with the shapes unknown) reject it alike, as TensorFlow does.
+TEST(StridedSlice, NegativeStrideOnShrunkAxisIsRejectedByShapeFunctionAndKernel) {
+  const std::string message =
+      "entry 0 shrinks its dimension (shrink_axis_mask) and so takes a positive stride, got "
+      "strides[0] = -1";
+  for (bool unknown_shapes : {false, true}) {
+    KernelTester t("StridedSlice");
+    t.Attr("shrink_axis_mask", 1).Input(RandomTensor(DT_FLOAT, {5}, 6));
+    t.Input<int32_t>({1}, {2}).Input<int32_t>({1}, {3}).Input<int32_t>({1}, {-1});
+    if (unknown_shapes) t.UnknownInputShapes();
+    EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << "unknown shapes: " << unknown_shapes;
+  }
+}
+
+// x = arange(24).reshape(2, 3, 4); expected values from numpy slicing.
+TEST(StridedSlice, EllipsisWithNewAxesAndClampedBounds) {
+  std::vector<int32_t> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = i;
+  const Tensor x = MakeTensor<int32_t>({2, 3, 4}, v);
+  // clang-format off
+  const std::vector<StridedCase> cases = {
+      // x[..., tf.newaxis, 1]
+      {{0, 0, 1}, {0, 0, 2}, {1, 1, 1}, 0, 0, 0b001, 0b010, 0b100, {2, 3, 1},
+       {1, 5, 9, 13, 17, 21}},
+      // x[tf.newaxis, ..., 0:2]
+      {{0, 0, 0}, {0, 0, 2}, {1, 1, 1}, 0, 0, 0b010, 0b001, 0, {1, 2, 3, 2},
+       {0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21}},
+      // x[-100:100, 100:-100:-1, -1]
+      {{-100, 100, -1}, {100, -100, 0}, {1, -1, 1}, 0, 0, 0, 0, 0b100, {2, 3},
+       {11, 7, 3, 23, 19, 15}},
+      // x[1, ..., 10:-10] (empty)
+      {{1, 0, 10}, {2, 0, -10}, {1, 1, 1}, 0, 0, 0b010, 0, 0b001, {3, 0}, {}},
+      // x[0:1] with an ellipsis bit past the spec, which is ignored
+      {{0}, {1}, {1}, 0, 0, 1 << 5, 0, 0, {1, 3, 4},
+       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+  };
+  // clang-format on
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const StridedCase& s = cases[c];
+    const int64_t n = static_cast<int64_t>(s.begin.size());
+    KernelTester t("StridedSlice");
+    t.Attr("begin_mask", s.begin_mask)
+        .Attr("end_mask", s.end_mask)
+        .Attr("ellipsis_mask", s.ellipsis_mask)
+        .Attr("new_axis_mask", s.new_axis_mask)
+        .Attr("shrink_axis_mask", s.shrink_mask);
+    t.Input(x)
+        .Input<int32_t>({n}, s.begin)
+        .Input<int32_t>({n}, s.end)
+        .Input<int32_t>({n}, s.strides);
+    EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<int32_t>(s.want_shape, s.want))))
+        << "case " << c;
+  }
+}
+
+// A 64-entry spec used to shift a 64-bit mask by 64; it is rejected, as
+// TensorFlow rejects more than 31 entries.
+TEST(StridedSlice, RejectsSpecLongerThanTheMasks) {
+  const Tensor x(DT_FLOAT, TensorShape(std::vector<int64_t>(64, 1)));
+  KernelTester t("StridedSlice");
+  t.Input(x).UnknownInputShapes();
+  t.Input<int32_t>({64}, std::vector<int32_t>(64, 0))
+      .Input<int32_t>({64}, std::vector<int32_t>(64, 1))
+      .Input<int32_t>({64}, std::vector<int32_t>(64, 1));
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                   HasSubstr("64 entries; at most 31 are allowed")));
+}
+
+// x[..., 1] on a rank-40 input: an ellipsis may cover more dimensions
+// than the masks have bits.
+TEST(StridedSlice, HighRankInputBehindAnEllipsis) {
+  std::vector<int64_t> dims(40, 1);
+  dims.back() = 3;
+  const Tensor x = MakeTensor<int32_t>(TensorShape(absl::MakeConstSpan(dims)), {7, 8, 9});
+  KernelTester t("StridedSlice");
+  t.Attr("ellipsis_mask", 1).Attr("shrink_axis_mask", 2).Input(x);
+  t.Input<int32_t>({2}, {0, 1}).Input<int32_t>({2}, {0, 2}).Input<int32_t>({2}, {1, 1});
+  EXPECT_THAT(
+      t.RunOne(),
+      IsOkAndHolds(TensorEq(MakeTensor<int32_t>(TensorShape(std::vector<int64_t>(39, 1)), {8}))));
+}
+
 TEST(Split, Dim0PiecesAreViews) {
   const Tensor x = RandomTensor(DT_FLOAT, {4, 3}, 7);
   KernelTester t("Split");

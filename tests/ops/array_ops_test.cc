@@ -460,6 +460,46 @@ TEST(StridedSlice, RejectsTwoEllipses) {
   EXPECT_THAT(t.Infer(), StatusIs(kInvalid, HasSubstr("more than one ellipsis")));
 }
 
+// TensorFlow rejects a negative stride on a shrunk axis; so does the
+// kernel (tests/kernels/transform_test.cc), with the same message.
+TEST(StridedSlice, RejectsNegativeStrideOnShrunkAxis) {
+  ShapeTester t("StridedSlice");
+  t.Attr("T", DT_FLOAT).Attr("Index", DT_INT32).Attr("shrink_axis_mask", 1);
+  t.Input({5}).ConstInput(Int32s({2})).ConstInput(Int32s({3})).ConstInput(Int32s({-1}));
+  EXPECT_THAT(t.Infer(), StatusIs(kInvalid, HasSubstr("takes a positive stride")));
+}
+
+// x[..., tf.newaxis, 1] on a [2, 3, 4] input.
+TEST(StridedSlice, NewAxisAfterEllipsisLeavesItsDimensions) {
+  ShapeTester t("StridedSlice");
+  t.Attr("T", DT_FLOAT)
+      .Attr("Index", DT_INT32)
+      .Attr("ellipsis_mask", 1)
+      .Attr("new_axis_mask", 2)
+      .Attr("shrink_axis_mask", 4);
+  t.Input({2, 3, 4}).ConstInput(Int32s({0, 0, 1})).ConstInput(Int32s({0, 0, 2}));
+  t.ConstInput(Int32s({1, 1, 1}));
+  EXPECT_EQ(InferToString(t), "[2,3,1]");
+}
+
+// x[-100:100, 10:-10] on a [5, 6] input.
+TEST(StridedSlice, ClampsOutOfRangeBounds) {
+  ShapeTester t("StridedSlice");
+  t.Attr("T", DT_FLOAT).Attr("Index", DT_INT32);
+  t.Input({5, 6}).ConstInput(Int32s({-100, 10})).ConstInput(Int32s({100, -10}));
+  t.ConstInput(Int32s({1, 1}));
+  EXPECT_EQ(InferToString(t), "[5,0]");
+}
+
+// TensorFlow's masks are 32 bits; a longer spec is rejected before any
+// mask is shifted.
+TEST(StridedSlice, RejectsMoreEntriesThanTheMasksHold) {
+  ShapeTester t("StridedSlice");
+  t.Attr("T", DT_FLOAT).Attr("Index", DT_INT32);
+  t.Input(PartialTensorShape(std::vector<int64_t>(70, 1))).Input({64}).Input({64}).Input({64});
+  EXPECT_THAT(t.Infer(), StatusIs(kInvalid, HasSubstr("at most 31 are allowed")));
+}
+
 TEST(Gather, IndicesShapeReplacesFirstDimension) {
   ShapeTester t("Gather");
   t.Attr("Tparams", DT_FLOAT).Attr("Tindices", DT_INT32).Input({10, 4}).Input({2, 3});
