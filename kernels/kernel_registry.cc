@@ -136,9 +136,9 @@ absl::Status KernelRegistry::NoKernelError(const NodeDef& node, const OpDef& op_
           absl::StrAppend(out, type, summary.empty() ? "" : absl::StrCat(" (", summary, ")"));
         }));
   }
-  return absl::NotFoundError(absl::StrFormat("no %s kernel for op '%s' (node '%s') with %s; %s",
-                                             device_type, node.op(), node.name(),
-                                             TypeAttrs(node, op_def), registered));
+  // The executor puts the node in front, as for every kernel error.
+  return absl::NotFoundError(absl::StrFormat("no %s kernel for op '%s' with %s; %s", device_type,
+                                             node.op(), TypeAttrs(node, op_def), registered));
 }
 
 bool KernelRegistry::HasKernel(const NodeDef& node, std::string_view device_type) const {

@@ -75,11 +75,12 @@ class KernelRegistry {
 
   // Builds the kernel for `node` (attrs with defaults filled) on
   // `device_type`. NOT_FOUND when no kernel matches, naming the op, the
-  // node, the device type, the node's type attrs and what is registered:
-  //   no CPU kernel for op 'MatMul' (node 'mm') with T=int8; registered CPU
-  //   kernels take T in {float, double}
-  //   no CPU kernel for op 'SaveV2' (node 'save/SaveV2') with
-  //   dtypes=[float, int64]; registered kernels: none
+  // device type, the node's type attrs and what is registered (the
+  // executor adds the node):
+  //   no CPU kernel for op 'MatMul' with T=int8; registered CPU kernels
+  //   take T in {float, double}
+  //   no CPU kernel for op 'SaveV2' with dtypes=[float, int64]; registered
+  //   kernels: none
   // A factory error is returned as is.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(const NodeDef& node, const OpDef& op_def,
                                                          const NodeSignature& signature,

@@ -91,7 +91,7 @@ TEST(KernelRegistry, NotFoundForAnOpWithoutKernelsSaysNoneAreRegistered) {
   const KernelRegistry empty;
   EXPECT_THAT(Create(empty, node, kDeviceCpu),
               StatusIs(absl::StatusCode::kNotFound,
-                       "no CPU kernel for op 'SaveV2' (node 'save/SaveV2') with "
+                       "no CPU kernel for op 'SaveV2' with "
                        "dtypes=[float, int64]; registered kernels: none"));
 }
 
@@ -101,7 +101,7 @@ TEST(KernelRegistry, NotFoundListsTheDeviceTypesThatHaveKernels) {
   registry.Register(KernelDef("Neg").Device(kDeviceGpu).TypeConstraint("T", DT_HALF), Tagged("h"));
   EXPECT_THAT(Create(registry, NegNode(DT_FLOAT), kDeviceCpu),
               StatusIs(absl::StatusCode::kNotFound,
-                       "no CPU kernel for op 'Neg' (node 'neg') with T=float; registered "
+                       "no CPU kernel for op 'Neg' with T=float; registered "
                        "kernels: GPU (T in {float, half})"));
 }
 
@@ -119,7 +119,7 @@ TEST(KernelRegistry, NotFoundForAnUnmatchedTypeListsTheTypesTheDeviceTakes) {
   (*node.mutable_attr())["transpose_a"] = MakeAttr(false);
   EXPECT_THAT(Create(registry, node, kDeviceCpu),
               StatusIs(absl::StatusCode::kNotFound,
-                       "no CPU kernel for op 'MatMul' (node 'dense/MatMul') with T=int8; "
+                       "no CPU kernel for op 'MatMul' with T=int8; "
                        "registered CPU kernels take T in {float, double, int32, int64}"));
 }
 
@@ -131,7 +131,7 @@ TEST(KernelRegistry, NotFoundForAnOpWithoutTypeAttrsSaysSo) {
   node.set_op("NoOp");
   EXPECT_THAT(Create(registry, node, kDeviceCpu),
               StatusIs(absl::StatusCode::kNotFound,
-                       "no CPU kernel for op 'NoOp' (node 'init') with no type attrs; "
+                       "no CPU kernel for op 'NoOp' with no type attrs; "
                        "registered kernels: GPU"));
 }
 
