@@ -23,6 +23,7 @@
 #include "graph/status_macros.h"
 #include "ops/registry.h"
 #include "placement/replica_device_setter.h"
+#include "runtime/device_factory.h"
 #include "runtime/npy.h"
 #include "runtime/remote_session.h"
 #include "runtime/session.h"
@@ -33,7 +34,8 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill run GRAPH [--feed NAME=FILE.npy | --feed NAME=JSON]... [--init OP]...\n"
     "                [--target OP]... [--fetch TENSOR]... [--steps N] [--json] [--out DIR]\n"
-    "                [--log_device_placement] [--device_count CPU=N] [--allow_soft_placement]\n"
+    "                [--log_device_placement] [--device_count CPU=N[,GPU=N]]\n"
+    "                [--allow_soft_placement]\n"
     "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
     "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n";
 
@@ -53,6 +55,7 @@ struct RunFlags {
   bool json = false;
   std::optional<std::string> out_dir;
   bool log_device_placement = false;
+  std::map<std::string, int> device_count;  // This process's devices.
   int cpus = 1;
   bool allow_soft_placement = false;
   // Variables on CPU:1..N-1 (or CPU:0 with one CPU), the rest on CPU:0;
@@ -137,14 +140,14 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   flags.log_device_placement = parsed.Has("log_device_placement");
   flags.allow_soft_placement = parsed.Has("allow_soft_placement");
   if (const auto count = parsed.Value("device_count")) {
-    const std::string_view digits =
-        std::string_view(*count).substr(count->starts_with("CPU=") ? 4 : 0);
-    const auto [end, ec] =
-        std::from_chars(digits.data(), digits.data() + digits.size(), flags.cpus);
-    if (!count->starts_with("CPU=") || ec != std::errc() || end != digits.data() + digits.size() ||
-        flags.cpus < 1 || flags.cpus > 64) {
-      return absl::InvalidArgumentError(
-          fmt::format("--device_count '{}': expected CPU=N with 1 <= N <= 64", *count));
+    absl::StatusOr<std::map<std::string, int>> device_count = ParseDeviceCount(*count);
+    if (!device_count.ok()) {
+      return absl::InvalidArgumentError(fmt::format("--device_count '{}': {}", *count,
+                                                    std::string(device_count.status().message())));
+    }
+    flags.device_count = *std::move(device_count);
+    if (auto cpu = flags.device_count.find("CPU"); cpu != flags.device_count.end()) {
+      flags.cpus = cpu->second;
     }
   }
   if (parsed.Has("replica-device-setter")) {
@@ -359,7 +362,7 @@ absl::Status Run(const RunFlags& flags) {
   options.target = flags.session_target;
   options.log_device_placement = flags.log_device_placement;
   options.allow_soft_placement = flags.allow_soft_placement;
-  if (flags.session_target.empty()) options.device_count["CPU"] = flags.cpus;
+  if (flags.session_target.empty()) options.device_count = flags.device_count;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, def));
   if (!flags.inits.empty()) RETURN_IF_ERROR(session->Run(feeds, {}, flags.inits).status());
   // With targets, the fetches are read in a run of their own after the last

@@ -15,6 +15,7 @@
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "runtime/cluster_spec.h"
+#include "runtime/device_factory.h"
 #include "runtime/server.h"
 
 namespace rill::cli {
@@ -23,14 +24,16 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
-    "                   [--no-ipc]\n"
-    "       rill server [--bind HOST[:PORT]] [--no-ipc]   (cluster and task from TF_CONFIG)\n";
+    "                   [--device_count CPU=N[,GPU=N]] [--no-ipc]\n"
+    "       rill server [--bind HOST[:PORT]] [--device_count ...] [--no-ipc]\n"
+    "                   (cluster and task from TF_CONFIG)\n";
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
-  ASSIGN_OR_RETURN(
-      const ParsedArgs parsed,
-      ParseArgs(args, {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync", "bind"},
-                {"no-ipc"}));
+  ASSIGN_OR_RETURN(const ParsedArgs parsed,
+                   ParseArgs(args,
+                             {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync",
+                              "bind", "device_count"},
+                             {"no-ipc"}));
   if (!parsed.positional.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("unexpected argument '{}'", parsed.positional[0]));
@@ -38,7 +41,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   ServerOptions options;
   std::map<std::string, std::string> cluster_flags;
   for (const auto& [name, value] : parsed.values) {
-    if (name != "bind") cluster_flags[name] = value;
+    if (name != "bind" && name != "device_count") cluster_flags[name] = value;
   }
   if (!cluster_flags.empty()) {
     ASSIGN_OR_RETURN(options.config, ServerConfigFromFlags(cluster_flags));
@@ -49,6 +52,14 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
         "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
   }
   options.bind = parsed.Value("bind").value_or("");
+  if (const auto count = parsed.Value("device_count")) {
+    absl::StatusOr<std::map<std::string, int>> device_count = ParseDeviceCount(*count);
+    if (!device_count.ok()) {
+      return absl::InvalidArgumentError(fmt::format("--device_count '{}': {}", *count,
+                                                    std::string(device_count.status().message())));
+    }
+    options.device_count = *std::move(device_count);
+  }
   options.bind_ipc = !parsed.Has("no-ipc");
   return options;
 }

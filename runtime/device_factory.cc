@@ -30,9 +30,9 @@ absl::Status ValidateDeviceCount(const std::map<std::string, int>& device_count)
 
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view text) {
   std::map<std::string, int> device_count;
-  const auto bad = [&](std::string_view why) {
+  const auto bad = [](std::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("device count '%s': %s (expected TYPE=N[,TYPE=N], e.g. CPU=2)", text, why));
+        absl::StrFormat("%s (expected TYPE=N[,TYPE=N], e.g. CPU=2)", why));
   };
   for (absl::string_view piece : absl::StrSplit(absl::string_view(text.data(), text.size()), ',')) {
     const std::string_view part(piece.data(), piece.size());

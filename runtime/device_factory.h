@@ -19,7 +19,8 @@ namespace rill {
 absl::Status ValidateDeviceCount(const std::map<std::string, int>& device_count);
 
 // "CPU=2" or "CPU=2,GPU=1" (the --device_count flag); each count in
-// 0..64, CPU at least 1.
+// 0..64, CPU at least 1. Errors say what is wrong, not where: the caller
+// names the flag.
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view text);
 
 // `task`'s devices ("/job:J/replica:0/task:T"): CPU:0 .. CPU:n-1 (n =

@@ -249,7 +249,7 @@ TEST_F(RunCommand, UsageErrorsExitTwo) {
       {{"--fetch", "z"}, "missing GRAPH"},
       {{graph}, "nothing to run"},
       {{graph, "--fetch", "z", "--device_count", "CPU=0"}, "--device_count 'CPU=0'"},
-      {{graph, "--fetch", "z", "--device_count", "GPU=1"}, "--device_count 'GPU=1'"},
+      {{graph, "--fetch", "z", "--device_count", "TPU=1"}, "--device_count 'TPU=1'"},
       {{graph, "--fetch", "z", "--ps-strategy", "greedy"}, "--ps-strategy needs"},
       {{graph, "--fetch", "z", "--replica-device-setter", "--ps-strategy", "x"},
        "unknown ps strategy 'x'"},

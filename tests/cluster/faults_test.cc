@@ -287,6 +287,8 @@ TEST(Faults, BadFlagsExitWithUsageErrors) {
       {{"--worker_hosts=127.0.0.1:99999", "--job_name=worker", "--task_index=0"}, "99999"},
       {{hosts, "--job_name=ps", "--task_index=0"}, "ps"},
       {{hosts, "--job_name=worker", "--task_index=0", "--frobnicate"}, "frobnicate"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--device_count=CPU=0"}, "CPU=0"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--device_count", "TPU=2"}, "TPU"},
   };
   for (const Case& c : cases) {
     const Outcome outcome = RunServer(c.args);

@@ -91,6 +91,71 @@ TEST_F(RillRunCluster, FromTheSameStartTrainsExactlyAsLocally) {
   EXPECT_NEAR(*w, 0.1, 1e-3);
 }
 
+TEST_F(RillRunCluster, ServesAGraphOnASecondCpuOfAWorker) {
+  ASSERT_OK_AND_ASSIGN(testing::Cluster cluster,
+                       testing::StartCluster(1, 1, {"--device_count", "CPU=2"}));
+  EXPECT_THAT(cluster.Task("worker", 0).Log(),
+              HasSubstr("/job:worker/replica:0/task:0/device:CPU:1"));
+  const std::string graph = dir_ + "/graph.pbtxt";
+  {
+    std::FILE* file = std::fopen(graph.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs(R"pb(
+                 node {
+                   name: "a"
+                   op: "Const"
+                   device: "/job:worker/task:0/device:CPU:1"
+                   attr {
+                     key: "dtype"
+                     value { type: DT_FLOAT }
+                   }
+                   attr {
+                     key: "value"
+                     value {
+                       tensor {
+                         dtype: DT_FLOAT
+                         tensor_shape { dim { size: 2 } }
+                         float_val: 1
+                         float_val: 2
+                       }
+                     }
+                   }
+                 }
+                 node {
+                   name: "b"
+                   op: "Neg"
+                   input: "a"
+                   device: "/job:worker/task:0/device:CPU:1"
+                   attr {
+                     key: "T"
+                     value { type: DT_FLOAT }
+                   }
+                 }
+                 node {
+                   name: "c"
+                   op: "Square"
+                   input: "b"
+                   device: "/job:ps/task:0"
+                   attr {
+                     key: "T"
+                     value { type: DT_FLOAT }
+                   }
+                 }
+               )pb",
+               file);
+    std::fclose(file);
+  }
+  const BoundedRun run = testing::RunRill({"run", graph, "--fetch", "b", "--fetch", "c", "--target",
+                                           cluster.Target("worker", 0), "--log_device_placement"});
+  ASSERT_FALSE(run.exit.timed_out) << run.err;
+  ASSERT_EQ(run.exit.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("b: float32 [2] = [-1, -2]"));
+  EXPECT_THAT(run.out, HasSubstr("c: float32 [2] = [1, 4]"));
+  // The client sees where its nodes ran.
+  EXPECT_THAT(run.err, HasSubstr("b: (Neg): /job:worker/replica:0/task:0/device:CPU:1"));
+  EXPECT_THAT(run.err, HasSubstr("c: (Square): /job:ps/replica:0/task:0/device:CPU:0"));
+}
+
 TEST_F(RillRunCluster, NothingListeningAtTheTargetFails) {
   std::vector<std::string> args = TrainArgs();
   const std::string target = absl::StrFormat("zmq://127.0.0.1:%d", testing::FreePort());

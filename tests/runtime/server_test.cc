@@ -119,6 +119,50 @@ TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
   EXPECT_EQ(train(*remote), train(*local));
 }
 
+TEST(Server, EveryTaskServesAllItsDevices) {
+  ServerOptions options;
+  options.log = nullptr;  // Stderr, as SessionOptions::placement_log.
+  options.device_count = {{"CPU", 2}};
+  ASSERT_OK_AND_ASSIGN(auto servers,
+                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}, options));
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::string> devices,
+                       ListRemoteDevices(servers[0]->target(), absl::Seconds(20)));
+  EXPECT_THAT(devices, ElementsAre("/job:ps/replica:0/task:0/device:CPU:0",
+                                   "/job:ps/replica:0/task:0/device:CPU:1",
+                                   "/job:worker/replica:0/task:0/device:CPU:0",
+                                   "/job:worker/replica:0/task:0/device:CPU:1"));
+  // Between the ps's two CPUs the tensor stays in the ps; then it goes to
+  // the worker's second CPU.
+  const Scope root = ops::NewRootScope();
+  const Output a = ops::Const(root.WithDevice("/job:ps/task:0/device:CPU:0").WithOpName("a"),
+                              Tensor::FromVector<float>({1, 2}, TensorShape({2})), DT_FLOAT);
+  const Output b = ops::Neg(root.WithDevice("/job:ps/task:0/device:CPU:1").WithOpName("b"), a);
+  ops::Square(root.WithDevice("/job:worker/task:0/device:CPU:1").WithOpName("c"), b);
+  ASSERT_OK_AND_ASSIGN(const GraphDef graph, root.ToGraphDef());
+  auto session = Connect(servers[0]->target(), graph);
+  ASSERT_NE(session, nullptr);
+  RunOptions run;
+  run.trace = true;
+  RunMetadata metadata;
+  ASSERT_OK_AND_ASSIGN(auto out, session->Run(run, {}, {"b", "c"}, {}, &metadata));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(-1, -2));
+  EXPECT_THAT(Values<float>(out[1]), ElementsAre(1, 4));
+  std::vector<std::string> ran_on;
+  for (const NodeExecStats& node : metadata.step_stats) {
+    if (node.node_name == "b" || node.node_name == "c") ran_on.push_back(node.device);
+  }
+  EXPECT_THAT(ran_on, ::testing::UnorderedElementsAre("/job:ps/replica:0/task:0/device:CPU:1",
+                                                      "/job:worker/replica:0/task:0/device:CPU:1"));
+}
+
+TEST(Server, BadDeviceCountsFailToStart) {
+  ServerOptions options;
+  options.log = QuietLog();
+  options.device_count = {{"TPU", 1}};
+  EXPECT_THAT(Server::CreateLocalCluster({{"worker", 1}}, options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("TPU")));
+}
+
 TEST(Server, LocalClusterHasEveryTaskOnItsOwnPort) {
   ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
                        Server::CreateLocalCluster({{"worker", 2}, {"ps", 1}}, QuietLog()));
