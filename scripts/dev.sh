@@ -41,6 +41,9 @@ case "$mode" in
     echo "== in-graph replication: A^10 + B^10 on /cpu:0 and /cpu:1, then two towers"
     build/examples/in_graph_replication --size 1000 --power 10
     echo
+    echo "== one session API, local and on a cluster of 1 ps + 2 workers with two CPUs each"
+    build/examples/cluster_devices
+    echo
     echo "== rill place: the regression graph for 2 ps tasks and a worker"
     build/cli/rill place ../shared/testdata/tf_graphs/rust_regression_ckpt.pb \
       --cluster 'ps=127.0.0.1:2222,127.0.0.1:2223;worker=127.0.0.1:2224' \

@@ -41,6 +41,18 @@ TEST(LinearRegression, RecoversSlopeAndIntercept) {
   EXPECT_NEAR(ResultValue(run.out, "b"), 10.0, 1e-2) << run.out;
 }
 
+TEST(ClusterDevices, TrainsTheSameOnALocalSessionAndOnACluster) {
+  const auto run = RunExample("cluster_devices");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NEAR(ResultValue(run.out, "w"), 2.0, 2e-2) << run.out;
+  EXPECT_NEAR(ResultValue(run.out, "b"), 10.0, 2e-2) << run.out;
+  EXPECT_EQ(ResultValue(run.out, "w"), ResultValue(run.out, "local_w")) << run.out;
+  EXPECT_EQ(ResultValue(run.out, "b"), ResultValue(run.out, "local_b")) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("nodes on /job:ps/replica:0/task:0/device:CPU:1"));
+  EXPECT_THAT(run.out, HasSubstr("nodes on /job:worker/replica:0/task:1/device:CPU:1"));
+  EXPECT_THAT(run.out, HasSubstr("w: (VariableV2): /job:ps/replica:0/task:0/device:CPU:1"));
+}
+
 TEST(MatMulDevices, SumsRandomMatrixTimesItsTransposeOnCpu) {
   const auto run = RunExample("matmul_devices", {"cpu", "64"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
