@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "runtime/device_factory.h"
 
 namespace rill::cli {
 
@@ -54,6 +55,15 @@ std::string OneLine(std::string_view message) {
   std::replace(out.begin(), out.end(), '\n', ' ');
   std::replace(out.begin(), out.end(), '\r', ' ');
   return out;
+}
+
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCountFlag(const std::string &value) {
+  absl::StatusOr<std::map<std::string, int>> device_count = ParseDeviceCount(value);
+  if (!device_count.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--device_count '%s': %s", value, device_count.status().message()));
+  }
+  return device_count;
 }
 
 }  // namespace rill::cli

@@ -30,6 +30,10 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::set<std::string>& value_options,
                                      const std::set<std::string>& switch_options);
 
+// The value of --device_count (runtime's ParseDeviceCount), with errors
+// that name the flag and the value.
+absl::StatusOr<std::map<std::string, int>> ParseDeviceCountFlag(const std::string& value);
+
 // Status messages may span lines; a command's error is one line.
 std::string OneLine(std::string_view message);
 

@@ -23,7 +23,6 @@
 #include "graph/status_macros.h"
 #include "ops/registry.h"
 #include "placement/replica_device_setter.h"
-#include "runtime/device_factory.h"
 #include "runtime/npy.h"
 #include "runtime/remote_session.h"
 #include "runtime/session.h"
@@ -140,12 +139,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   flags.log_device_placement = parsed.Has("log_device_placement");
   flags.allow_soft_placement = parsed.Has("allow_soft_placement");
   if (const auto count = parsed.Value("device_count")) {
-    absl::StatusOr<std::map<std::string, int>> device_count = ParseDeviceCount(*count);
-    if (!device_count.ok()) {
-      return absl::InvalidArgumentError(fmt::format("--device_count '{}': {}", *count,
-                                                    std::string(device_count.status().message())));
-    }
-    flags.device_count = *std::move(device_count);
+    ASSIGN_OR_RETURN(flags.device_count, ParseDeviceCountFlag(*count));
     if (auto cpu = flags.device_count.find("CPU"); cpu != flags.device_count.end()) {
       flags.cpus = cpu->second;
     }

@@ -15,7 +15,6 @@
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "runtime/cluster_spec.h"
-#include "runtime/device_factory.h"
 #include "runtime/server.h"
 
 namespace rill::cli {
@@ -53,12 +52,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   }
   options.bind = parsed.Value("bind").value_or("");
   if (const auto count = parsed.Value("device_count")) {
-    absl::StatusOr<std::map<std::string, int>> device_count = ParseDeviceCount(*count);
-    if (!device_count.ok()) {
-      return absl::InvalidArgumentError(fmt::format("--device_count '{}': {}", *count,
-                                                    std::string(device_count.status().message())));
-    }
-    options.device_count = *std::move(device_count);
+    ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountFlag(*count));
   }
   options.bind_ipc = !parsed.Has("no-ipc");
   return options;

@@ -69,6 +69,21 @@ absl::StatusOr<RegisterGraphRequest> Registration(const Scope& scope,
   return request;
 }
 
+// This task's part of y = Neg(x) where x is on the ps and y here (or, with
+// `sends`, x here and y on the ps).
+absl::StatusOr<RegisterGraphRequest> HalfOfATwoTaskGraph(bool sends = false) {
+  const Scope root = ops::NewRootScope();
+  const std::string here = std::string(kTask) + "/device:CPU:0";
+  const std::string ps = "/job:ps/replica:0/task:0/device:CPU:0";
+  const Output x = FloatConst(root.WithDevice(sends ? here : ps).WithOpName("x"), {1}, {1});
+  ops::Neg(root.WithDevice(sends ? ps : here).WithOpName("y"), x);
+  ASSIGN_OR_RETURN(RegisterGraphRequest request, Registration(root, {}, {"y"}, {here, ps}));
+  RegisterGraphRequest mine;
+  (*mine.mutable_partitions())[here] = request.partitions().at(here);
+  if (!sends) mine.add_fetches("y:0");
+  return mine;
+}
+
 absl::StatusOr<std::string> Register(Worker& worker, const RegisterGraphRequest& request) {
   absl::StatusOr<std::string> handle;
   worker.RegisterGraph(request, absl::InfiniteFuture(),
@@ -137,17 +152,7 @@ TEST(Worker, CancellingTheCallStopsWaitingReceives) {
   std::unique_ptr<Worker> worker = TwoCpuWorker();
   ASSERT_NE(worker, nullptr);
   // A receive from another task that never sends.
-  const Scope root = ops::NewRootScope();
-  const Output x = FloatConst(root.WithDevice("/job:ps/task:0").WithOpName("x"), {1}, {1});
-  ops::Neg(root.WithDevice(std::string(kTask) + "/device:CPU:0").WithOpName("y"), x);
-  std::vector<std::string> devices = Cpus(1);
-  devices.push_back("/job:ps/replica:0/task:0/device:CPU:0");
-  ASSERT_OK_AND_ASSIGN(RegisterGraphRequest request, Registration(root, {}, {"y"}, devices));
-  RegisterGraphRequest mine;
-  for (const auto& [device, partition] : request.partitions()) {
-    if (device == Cpus(1)[0]) (*mine.mutable_partitions())[device] = partition;
-  }
-  mine.add_fetches("y:0");
+  ASSERT_OK_AND_ASSIGN(const RegisterGraphRequest mine, HalfOfATwoTaskGraph());
   ASSERT_OK_AND_ASSIGN(const std::string handle, Register(*worker, mine));
   RunGraphCall call;
   call.graph_handle = handle;
@@ -167,17 +172,7 @@ TEST(Worker, CancellingTheCallStopsWaitingReceives) {
 TEST(Worker, AbortStepReachesCallsMadeOverTheNetwork) {
   std::unique_ptr<Worker> worker = TwoCpuWorker();
   ASSERT_NE(worker, nullptr);
-  const Scope root = ops::NewRootScope();
-  const Output x = FloatConst(root.WithDevice("/job:ps/task:0").WithOpName("x"), {1}, {1});
-  ops::Neg(root.WithDevice(std::string(kTask) + "/device:CPU:0").WithOpName("y"), x);
-  std::vector<std::string> devices = Cpus(1);
-  devices.push_back("/job:ps/replica:0/task:0/device:CPU:0");
-  ASSERT_OK_AND_ASSIGN(RegisterGraphRequest request, Registration(root, {}, {"y"}, devices));
-  RegisterGraphRequest mine;
-  for (const auto& [device, partition] : request.partitions()) {
-    if (device == Cpus(1)[0]) (*mine.mutable_partitions())[device] = partition;
-  }
-  mine.add_fetches("y:0");
+  ASSERT_OK_AND_ASSIGN(const RegisterGraphRequest mine, HalfOfATwoTaskGraph());
   ASSERT_OK_AND_ASSIGN(const std::string handle, Register(*worker, mine));
   RunGraphCall call;
   call.graph_handle = handle;
@@ -235,16 +230,7 @@ TEST(Worker, RegistrationErrorsNameWhatIsWrong) {
 TEST(Worker, AGraphSendingElsewhereNeedsAWayToPush) {
   std::unique_ptr<Worker> worker = TwoCpuWorker();
   ASSERT_NE(worker, nullptr);
-  const Scope root = ops::NewRootScope();
-  const Output x = FloatConst(root.WithDevice(std::string(kTask)).WithOpName("x"), {1}, {1});
-  ops::Neg(root.WithDevice("/job:ps/task:0").WithOpName("y"), x);
-  std::vector<std::string> devices = Cpus(1);
-  devices.push_back("/job:ps/replica:0/task:0/device:CPU:0");
-  ASSERT_OK_AND_ASSIGN(RegisterGraphRequest request, Registration(root, {}, {"y"}, devices));
-  RegisterGraphRequest mine;
-  for (const auto& [device, partition] : request.partitions()) {
-    if (device == Cpus(1)[0]) (*mine.mutable_partitions())[device] = partition;
-  }
+  ASSERT_OK_AND_ASSIGN(const RegisterGraphRequest mine, HalfOfATwoTaskGraph(/*sends=*/true));
   EXPECT_THAT(Register(*worker, mine),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("talks to no other task")));
 }
