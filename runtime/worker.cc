@@ -161,6 +161,9 @@ absl::StatusOr<Device*> Worker::FindDevice(const std::string& name) const {
 
 absl::StatusOr<std::shared_ptr<const Worker::RegisteredGraph>> Worker::Build(
     const RegisterGraphRequest& request) {
+  if (request.partitions().empty()) {
+    return absl::InvalidArgumentError("RegisterGraph: the request holds no partition");
+  }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->num_feeds = request.feeds_size();
   graph->num_fetches = request.fetches_size();

@@ -55,9 +55,9 @@ class Worker final : public WorkerInterface {
   bool in_process() const override { return true; }
   void ListDevices(absl::Time deadline,
                    std::function<void(absl::StatusOr<std::vector<std::string>>)> done) override;
-  // Errors: a partition for a device this task does not have, a node
-  // placed elsewhere, feeds or fetches that no partition holds, a node
-  // without a kernel.
+  // Errors: no partition, a partition for a device this task does not
+  // have, a node placed elsewhere, feeds or fetches that no partition
+  // holds, a node without a kernel.
   void RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
                      std::function<void(absl::StatusOr<std::string>)> done) override;
   void DeregisterGraph(const std::string& graph_handle) override;

@@ -221,6 +221,9 @@ TEST(Worker, RegistrationErrorsNameWhatIsWrong) {
   EXPECT_THAT(Register(*worker, unknown_fetch),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'nowhere:0'")));
 
+  EXPECT_THAT(Register(*worker, RegisterGraphRequest()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no partition")));
+
   RunGraphCall call;
   call.graph_handle = "no-such-graph";
   EXPECT_THAT(RunGraph(*worker, &call),
