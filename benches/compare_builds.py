@@ -19,7 +19,7 @@ from collections import defaultdict
 
 DEFAULT = [
     "executor_bench:BM_SessionChain",
-    "training_bench:BM_MlpTrainingStep",
+    "training_bench:BM_Mlp",
     "cluster_bench:BM_(Local|Cluster|RpcEcho)",
     "partition_bench:BM_(Regression|Chain|Transfer)",
 ]

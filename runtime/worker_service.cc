@@ -64,7 +64,7 @@ void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
       ParseBody<RegisterGraphRequest>(request, "RegisterGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
   worker_->RegisterGraph(*parsed, absl::InfiniteFuture(),
-                         [&done](absl::StatusOr<std::string> handle) {
+                         [done = std::move(done)](absl::StatusOr<std::string> handle) {
                            if (!handle.ok()) return done(handle.status(), {});
                            RegisterGraphReply reply;
                            reply.set_graph_handle(*std::move(handle));

@@ -190,7 +190,7 @@ TEST_P(SessionModes, DeadlineFailsTheStepOnEveryTask) {
   std::unique_ptr<Session> session = NewTestSession(root);
   ASSERT_NE(session, nullptr);
   RunOptions options;
-  options.timeout_in_ms = 200;
+  options.timeout_in_ms = 500;
   EXPECT_THAT(session->Run(options, {}, {"sum"}, {}, nullptr),
               StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("timeout_in_ms")));
   absl::MutexLock lock(&blocked.mu);
