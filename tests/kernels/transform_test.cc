@@ -107,6 +107,26 @@ struct StridedCase {
   std::vector<int32_t> want;
 };
 
+// Each case's StridedSlice of `x` gives its expected tensor.
+void ExpectStridedSlices(const Tensor& x, const std::vector<StridedCase>& cases) {
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const StridedCase& s = cases[c];
+    const int64_t n = static_cast<int64_t>(s.begin.size());
+    KernelTester t("StridedSlice");
+    t.Attr("begin_mask", s.begin_mask)
+        .Attr("end_mask", s.end_mask)
+        .Attr("ellipsis_mask", s.ellipsis_mask)
+        .Attr("new_axis_mask", s.new_axis_mask)
+        .Attr("shrink_axis_mask", s.shrink_mask);
+    t.Input(x)
+        .Input<int32_t>({n}, s.begin)
+        .Input<int32_t>({n}, s.end)
+        .Input<int32_t>({n}, s.strides);
+    EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<int32_t>(s.want_shape, s.want))))
+        << "case " << c;
+  }
+}
+
 // x = arange(24).reshape(2, 3, 4); expected values from numpy slicing.
 TEST(StridedSlice, MatchesNumpyIndexing) {
   std::vector<int32_t> v(24);
@@ -132,22 +152,7 @@ TEST(StridedSlice, MatchesNumpyIndexing) {
       {{0, 2}, {1, 1}, {1, 1}, 0, 0, 0, 0, 0b01, {0, 4}, {}},
   };
   // clang-format on
-  for (size_t c = 0; c < cases.size(); ++c) {
-    const StridedCase& s = cases[c];
-    const int64_t n = static_cast<int64_t>(s.begin.size());
-    KernelTester t("StridedSlice");
-    t.Attr("begin_mask", s.begin_mask)
-        .Attr("end_mask", s.end_mask)
-        .Attr("ellipsis_mask", s.ellipsis_mask)
-        .Attr("new_axis_mask", s.new_axis_mask)
-        .Attr("shrink_axis_mask", s.shrink_mask);
-    t.Input(x)
-        .Input<int32_t>({n}, s.begin)
-        .Input<int32_t>({n}, s.end)
-        .Input<int32_t>({n}, s.strides);
-    EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<int32_t>(s.want_shape, s.want))))
-        << "case " << c;
-  }
+  ExpectStridedSlices(x, cases);
 }
 
 TEST(StridedSlice, RejectsShrinkIndexOutOfBoundsAndZeroStride) {
@@ -200,22 +205,7 @@ TEST(StridedSlice, EllipsisWithNewAxesAndClampedBounds) {
        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
   };
   // clang-format on
-  for (size_t c = 0; c < cases.size(); ++c) {
-    const StridedCase& s = cases[c];
-    const int64_t n = static_cast<int64_t>(s.begin.size());
-    KernelTester t("StridedSlice");
-    t.Attr("begin_mask", s.begin_mask)
-        .Attr("end_mask", s.end_mask)
-        .Attr("ellipsis_mask", s.ellipsis_mask)
-        .Attr("new_axis_mask", s.new_axis_mask)
-        .Attr("shrink_axis_mask", s.shrink_mask);
-    t.Input(x)
-        .Input<int32_t>({n}, s.begin)
-        .Input<int32_t>({n}, s.end)
-        .Input<int32_t>({n}, s.strides);
-    EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<int32_t>(s.want_shape, s.want))))
-        << "case " << c;
-  }
+  ExpectStridedSlices(x, cases);
 }
 
 // A 64-entry spec used to shift a 64-bit mask by 64; it is rejected, as
