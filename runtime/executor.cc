@@ -31,9 +31,6 @@ absl::Status Executor::Build(const Params& params) {
       params.registry != nullptr ? *params.registry : StandardKernels();
 
   absl::flat_hash_map<std::pair<int, int>, int> fed;  // (node id, output) -> feed.
-  if (!params.feed_names.empty() && params.feed_names.size() != params.feeds.size()) {
-    return absl::InvalidArgumentError("feed_names must name every feed");
-  }
   for (const TensorEndpoint& feed : params.feeds) {
     if (feed.index < 0 || feed.index >= feed.node->num_outputs()) {
       return absl::InvalidArgumentError(absl::StrFormat("feed %s: node '%s' has %d outputs",
@@ -43,11 +40,10 @@ absl::Status Executor::Build(const Params& params) {
     if (!fed.emplace(std::make_pair(feed.node->id(), feed.index), feeds_.size()).second) {
       return absl::InvalidArgumentError(absl::StrFormat("%s fed more than once", feed.ToString()));
     }
-    feeds_.push_back(
-        Feed{params.feed_names.empty() ? feed.ToString() : params.feed_names[feeds_.size()],
-             BaseType(feed.node->output_type(feed.index)),
-             feed.node->output_shape(feed.index),
-             {}});
+    feeds_.push_back(Feed{feed.ToString(),
+                          BaseType(feed.node->output_type(feed.index)),
+                          feed.node->output_shape(feed.index),
+                          {}});
   }
 
   std::vector<const Node*> nodes = params.nodes;

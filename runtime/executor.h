@@ -62,8 +62,6 @@ class Executor {
     // their consumers read the fed value, and a node whose every output is
     // fed does not run.
     std::vector<TensorEndpoint> feeds;
-    // What error messages call each feed; empty: "node:k".
-    std::vector<std::string> feed_names;
     // Outputs each step returns, in this order. A reference output is
     // returned as a copy of the variable's value at the time.
     std::vector<TensorEndpoint> fetches;

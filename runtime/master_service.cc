@@ -70,34 +70,25 @@ MasterService::~MasterService() {
 }
 
 std::vector<RpcMethod> MasterService::Methods() {
-  const auto bind = [this](void (MasterService::*method)(RpcMessage, RpcDone)) {
-    return [this, method](RpcMessage request, RpcDone done) {
-      (this->*method)(std::move(request), std::move(done));
-    };
-  };
   // A step whose plan exists starts at once, on the socket thread; what may
-  // wait for other tasks (discovery, registration) goes to Later.
+  // wait for other tasks (discovery) runs on the master's own threads.
   return {
-      {"CreateSession",
-       [this](RpcMessage request, RpcDone done) {
-         auto call =
-             std::make_shared<std::pair<RpcMessage, RpcDone>>(std::move(request), std::move(done));
-         Later([this, call] { CreateSession(std::move(call->first), std::move(call->second)); });
-       },
-       true},
-      {"ExtendSession", bind(&MasterService::ExtendSession), false},
-      {"RunStep", bind(&MasterService::RunStep), true},
-      {"CloseSession", bind(&MasterService::CloseSession), false},
-      {"ListDevices",
-       [this](RpcMessage, RpcDone done) {
-         auto shared = std::make_shared<RpcDone>(std::move(done));
-         Later([this, shared] { ListDevices(std::move(*shared)); });
-       },
-       true},
+      {"CreateSession", Later(Bind(this, &MasterService::CreateSession)), true},
+      {"ExtendSession", Bind(this, &MasterService::ExtendSession), false},
+      {"RunStep", Bind(this, &MasterService::RunStep), true},
+      {"CloseSession", Bind(this, &MasterService::CloseSession), false},
+      {"ListDevices", Later(Bind(this, &MasterService::ListDevices)), true},
   };
 }
 
-void MasterService::Later(std::function<void()> work) { blocking_pool_->Schedule(std::move(work)); }
+RpcHandler MasterService::Later(RpcHandler handler) {
+  return [this, handler = std::move(handler)](RpcMessage request, RpcDone done) {
+    auto call =
+        std::make_shared<std::pair<RpcMessage, RpcDone>>(std::move(request), std::move(done));
+    blocking_pool_->Schedule(
+        [handler, call] { handler(std::move(call->first), std::move(call->second)); });
+  };
+}
 
 std::vector<std::string> MasterService::DiscoverDevices() {
   const std::vector<std::string> tasks = workers_->Tasks();
@@ -151,13 +142,11 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   core.default_device = task_name_ + "/device:CPU:0";
   core.allow_soft_placement = parsed->config().allow_soft_placement();
   core.log_device_placement = parsed->config().log_device_placement();
-  std::FILE* log = log_;
-  core.placement_log = [log](const std::string& text) {
-    std::fputs(text.c_str(), log);
-    std::fflush(log);
-  };
+  core.placement_log = log_;
   core.kernel_registry = options_.kernel_registry;
-  core.run_blocking = [this](std::function<void()> work) { Later(std::move(work)); };
+  core.run_blocking = [this](std::function<void()> work) {
+    blocking_pool_->Schedule(std::move(work));
+  };
   const std::string devices = absl::StrJoin(core.devices, ", ");
   absl::StatusOr<std::unique_ptr<SessionCore>> created =
       SessionCore::Create(std::move(core), parsed->graph());
@@ -264,7 +253,7 @@ void MasterService::CloseSession(RpcMessage request, RpcDone done) {
   done(session == nullptr ? absl::OkStatus() : session->core->Close(), {});
 }
 
-void MasterService::ListDevices(RpcDone done) {
+void MasterService::ListDevices(RpcMessage, RpcDone done) {
   GetStatusReply reply;
   for (const std::string& device : DiscoverDevices()) reply.add_devices(device);
   done(absl::OkStatus(), Reply(reply));

@@ -60,13 +60,13 @@ class MasterService {
   void ExtendSession(RpcMessage request, RpcDone done);
   void RunStep(RpcMessage request, RpcDone done);
   void CloseSession(RpcMessage request, RpcDone done);
-  void ListDevices(RpcDone done);
+  void ListDevices(RpcMessage request, RpcDone done);
   // Every task's devices (discovery_timeout per task, in parallel).
   std::vector<std::string> DiscoverDevices();
   absl::StatusOr<std::shared_ptr<Session>> FindSession(const std::string& handle);
-  // Runs `work` on the master's own threads, so that the transport's
+  // `handler`, run on the master's own threads, so that the transport's
   // threads never wait for other tasks.
-  void Later(std::function<void()> work);
+  RpcHandler Later(RpcHandler handler);
 
   const MasterServiceOptions options_;
   const std::string task_name_;

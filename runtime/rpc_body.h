@@ -37,6 +37,14 @@ absl::StatusOr<Proto> ParseReply(const RpcMessage& message, std::string_view pee
   return proto;
 }
 
+// A method of `service` as an RPC handler.
+template <typename Service>
+RpcHandler Bind(Service* service, void (Service::*method)(RpcMessage, RpcDone)) {
+  return [service, method](RpcMessage request, RpcDone done) {
+    (service->*method)(std::move(request), std::move(done));
+  };
+}
+
 inline RpcMessage Request(const google::protobuf::Message& body) {
   return RpcMessage{body.SerializeAsString(), {}};
 }

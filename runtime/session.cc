@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
-#include "runtime/device_factory.h"
 #include "runtime/remote_session.h"
 #include "runtime/session_core.h"
 #include "runtime/worker.h"
@@ -60,11 +59,7 @@ class DirectSession final : public Session {
     core.default_device = core.devices[0];
     core.allow_soft_placement = options.allow_soft_placement;
     core.log_device_placement = options.log_device_placement;
-    std::FILE* log = options.placement_log != nullptr ? options.placement_log : stderr;
-    core.placement_log = [log](const std::string& text) {
-      std::fputs(text.c_str(), log);
-      std::fflush(log);
-    };
+    core.placement_log = options.placement_log != nullptr ? options.placement_log : stderr;
     core.kernel_registry = options.kernel_registry;
     ASSIGN_OR_RETURN(session->core_, SessionCore::Create(std::move(core), graph));
     return std::unique_ptr<Session>(std::move(session));
@@ -113,7 +108,6 @@ class DirectSession final : public Session {
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
                                                     const GraphDef& graph) {
   if (!options.target.empty()) return NewRemoteSession(options, graph);
-  RETURN_IF_ERROR(ValidateDeviceCount(options.device_count));
   return DirectSession::Create(options, graph);
 }
 

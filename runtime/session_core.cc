@@ -211,7 +211,10 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
     std::string log = std::move(partitioned.placement_log);
     RETURN_IF_ERROR(Register(std::move(partitioned), built.get()));
     if (!log.empty()) {
-      if (options_.placement_log != nullptr) options_.placement_log(log);
+      if (options_.placement_log != nullptr) {
+        std::fputs(log.c_str(), options_.placement_log);
+        std::fflush(options_.placement_log);
+      }
       *placement_log = std::move(log);
     }
     plan = std::move(built);

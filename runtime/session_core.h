@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,9 +43,9 @@ struct SessionCoreOptions {
   std::string default_device;
   bool allow_soft_placement = false;
   bool log_device_placement = false;
-  // Called with the placement of each plan built, when
-  // log_device_placement is on; may be null.
-  std::function<void(const std::string&)> placement_log;
+  // Where the placement of each plan built goes, when
+  // log_device_placement is on; null: only StepResult::placement_log.
+  std::FILE* placement_log = nullptr;
   // Which devices have kernels for a node; null: StandardKernels().
   const KernelRegistry* kernel_registry = nullptr;
   // Runs work that waits for other tasks (registering a new plan's graphs)

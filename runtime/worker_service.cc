@@ -28,32 +28,16 @@ std::vector<RpcMethod> WorkerService::Methods() {
   // Only RegisterGraph blocks (it imports a graph and builds its
   // kernels); the rest start work or answer at once, on the socket thread.
   return {
-      {"GetStatus", [this](RpcMessage, RpcDone done) { GetStatus(std::move(done)); }, true},
-      {"RegisterGraph",
-       [this](RpcMessage request, RpcDone done) {
-         RegisterGraph(std::move(request), std::move(done));
-       },
-       false},
-      {"RunGraph",
-       [this](RpcMessage request, RpcDone done) { RunGraph(std::move(request), std::move(done)); },
-       true},
-      {"DeregisterGraph",
-       [this](RpcMessage request, RpcDone done) {
-         DeregisterGraph(std::move(request), std::move(done));
-       },
-       true},
-      {"PushTensor",
-       [this](RpcMessage request, RpcDone done) {
-         PushTensor(std::move(request), std::move(done));
-       },
-       true},
-      {"AbortStep",
-       [this](RpcMessage request, RpcDone done) { AbortStep(std::move(request), std::move(done)); },
-       true},
+      {"GetStatus", Bind(this, &WorkerService::GetStatus), true},
+      {"RegisterGraph", Bind(this, &WorkerService::RegisterGraph), false},
+      {"RunGraph", Bind(this, &WorkerService::RunGraph), true},
+      {"DeregisterGraph", Bind(this, &WorkerService::DeregisterGraph), true},
+      {"PushTensor", Bind(this, &WorkerService::PushTensor), true},
+      {"AbortStep", Bind(this, &WorkerService::AbortStep), true},
   };
 }
 
-void WorkerService::GetStatus(RpcDone done) {
+void WorkerService::GetStatus(RpcMessage, RpcDone done) {
   GetStatusReply reply;
   for (const std::string& device : worker_->device_names()) reply.add_devices(device);
   done(absl::OkStatus(), Reply(reply));

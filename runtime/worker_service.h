@@ -29,7 +29,7 @@ class WorkerService {
   std::vector<RpcMethod> Methods();
 
  private:
-  void GetStatus(RpcDone done);
+  void GetStatus(RpcMessage request, RpcDone done);
   void RegisterGraph(RpcMessage request, RpcDone done);
   void RunGraph(RpcMessage request, RpcDone done);
   void DeregisterGraph(RpcMessage request, RpcDone done);

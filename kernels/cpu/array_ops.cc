@@ -17,6 +17,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "graph/tensor_proto_util.h"
+#include "kernels/cpu/transform_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
@@ -24,21 +25,8 @@
 namespace rill {
 namespace {
 
-// The int32 or int64 elements of `t` as int64.
-std::vector<int64_t> ReadInts(const Tensor& t) {
-  std::vector<int64_t> out(t.NumElements());
-  if (t.dtype() == DT_INT32) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<int32_t>()[i];
-  } else {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t.data<int64_t>()[i];
-  }
-  return out;
-}
-
-absl::Status UnsupportedType(std::string_view op, DataType dtype) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s does not support %s", op, DataTypeString(dtype)));
-}
+using transform_util::ReadInts;
+using transform_util::Unsupported;
 
 // Builds `shape` from run-time dims, rejecting negative or overflowing ones.
 absl::StatusOr<TensorShape> ShapeFromDims(const std::vector<int64_t>& dims) {
@@ -279,7 +267,7 @@ class FillOp final : public OpKernel {
           std::fill_n(out->data<T>(), out->NumElements(), value.scalar<T>());
           return absl::OkStatus();
         },
-        [&] { return UnsupportedType("Fill", value.dtype()); });
+        [&] { return Unsupported("Fill", value.dtype()); });
   }
 };
 
@@ -295,14 +283,14 @@ class ConstantLikeOp final : public OpKernel {
         x.dtype(),
         [&]<typename T>() {
           if constexpr (std::is_same_v<T, std::string>) {
-            if (kOne) return UnsupportedType(op(), x.dtype());
+            if (kOne) return Unsupported(op(), x.dtype());
             std::fill_n(out->data<T>(), out->NumElements(), std::string());
           } else {
             std::fill_n(out->data<T>(), out->NumElements(), T(kOne ? 1 : 0));
           }
           return absl::OkStatus();
         },
-        [&] { return UnsupportedType(op(), x.dtype()); });
+        [&] { return Unsupported(op(), x.dtype()); });
   }
 };
 

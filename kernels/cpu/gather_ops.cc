@@ -17,12 +17,15 @@
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/transform_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {
 namespace {
+
+using transform_util::Unsupported;
 
 // The integer elements of `t` (any of the index types the ops accept).
 absl::StatusOr<std::vector<int64_t>> ReadIndices(const Tensor& t, std::string_view op) {
@@ -51,11 +54,6 @@ absl::StatusOr<std::vector<int64_t>> ReadIndices(const Tensor& t, std::string_vi
           absl::StrFormat("%s: unsupported index type %s", op, DataTypeString(t.dtype())));
   }
   return out;
-}
-
-absl::Status Unsupported(std::string_view op, DataType dtype) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s does not support %s", op, DataTypeString(dtype)));
 }
 
 // output[o, i, k] = params[o, indices[i], k] with params viewed as

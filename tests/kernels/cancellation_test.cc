@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/test_util.h"
@@ -57,7 +58,12 @@ TEST(StepCancellation, DeregisteringWaitsForACallbackRunningElsewhere) {
       &token));
   std::thread canceller([&] { cancellation.Cancel(absl::CancelledError("stop")); });
   running.WaitForNotification();
-  std::thread releaser([&] { release.Notify(); });
+  // The callback is held a while, so that a call that did not wait for it
+  // would return before it finished.
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    release.Notify();
+  });
   EXPECT_FALSE(cancellation.DeregisterCallback(token));
   EXPECT_TRUE(finished);
   canceller.join();

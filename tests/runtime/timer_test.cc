@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -57,7 +58,12 @@ TEST(Timer, CancellingARunningCallbackWaitsForIt) {
     finished = true;
   });
   started.WaitForNotification();
-  std::thread releaser([&] { release.Notify(); });
+  // The callback is held a while, so that a call that did not wait for it
+  // would return before it finished.
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    release.Notify();
+  });
   EXPECT_FALSE(timer.Cancel(id));
   EXPECT_TRUE(finished.load());
   releaser.join();
