@@ -18,6 +18,7 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);
+  RegisterCpuAccumulatorKernels(registry);
   RegisterCpuSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);

@@ -22,6 +22,7 @@ void RegisterCpuGatherKernels(KernelRegistry& registry);       // cpu/gather_ops
 void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops.cc
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc
+void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulator_ops.cc
 void RegisterCpuSendRecvKernels(KernelRegistry& registry);     // cpu/sendrecv_ops.cc
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc

@@ -16,6 +16,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterStateOps(registry);
   RegisterRandomOps(registry);
   RegisterTrainingOps(registry);
+  RegisterAccumulatorOps(registry);
   RegisterSendRecvOps(registry);
   RegisterIoOps(registry);
   RegisterSummaryOps(registry);

@@ -17,6 +17,7 @@ void RegisterNnOps(OpRegistry& registry);           // nn_ops.cc
 void RegisterStateOps(OpRegistry& registry);        // state_ops.cc
 void RegisterRandomOps(OpRegistry& registry);       // random_ops.cc
 void RegisterTrainingOps(OpRegistry& registry);     // training_ops.cc
+void RegisterAccumulatorOps(OpRegistry& registry);  // accumulator_ops.cc
 void RegisterSendRecvOps(OpRegistry& registry);     // sendrecv_ops.cc
 void RegisterIoOps(OpRegistry& registry);           // io_ops.cc
 void RegisterSummaryOps(OpRegistry& registry);      // summary_ops.cc

@@ -1,3 +1,4 @@
+#include <string>
 #include <vector>
 
 #include "ops/gradients.h"
@@ -22,6 +23,22 @@ void RegisterStateAndRandomGradients(GradientRegistry& r) {
   }
 }
 
+// Accumulators and worker clocks carry state between steps and replicas;
+// no path from an x to a y crosses them. TensorFlow declares its
+// accumulator ops not differentiable too.
+void RegisterAccumulatorGradients(GradientRegistry& r) {
+  for (const std::string prefix : {"", "Resource"}) {
+    for (const char* op :
+         {"ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
+          "AccumulatorSetGlobalStep", "AccumulatorNumAccumulated"}) {
+      r.RegisterNoGradient(prefix + op);
+    }
+  }
+  for (const char* op : {"WorkerClocks", "WorkerClocksTick", "WorkerClocksState"}) {
+    r.RegisterNoGradient(op);
+  }
+}
+
 // Summaries only report values, as in TensorFlow, which declares them not
 // differentiable.
 void RegisterSummaryGradients(GradientRegistry& r) {
@@ -39,6 +56,7 @@ const GradientRegistry& StandardGradients() {
     RegisterNnGradients(*r);
     RegisterArrayGradients(*r);
     RegisterStateAndRandomGradients(*r);
+    RegisterAccumulatorGradients(*r);
     RegisterSummaryGradients(*r);
     return r;
   }();

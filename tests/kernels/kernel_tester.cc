@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "kernels/cpu_threads.h"
@@ -86,6 +87,21 @@ KernelTester& KernelTester::RefInput(Var* var, std::string name) {
   return *this;
 }
 
+KernelTester& KernelTester::RefInput(const TensorValue& ref, std::string name) {
+  Arg arg;
+  arg.ref = ref.ref;
+  arg.ref_dtype = ref.ref->dtype();
+  arg.ref_mu = ref.ref_mu;
+  arg.name = std::move(name);
+  args_.push_back(std::move(arg));
+  return *this;
+}
+
+KernelTester& KernelTester::WithCancellation(StepCancellation* cancellation) {
+  cancellation_ = cancellation;
+  return *this;
+}
+
 KernelTester& KernelTester::UnknownInputShapes() {
   unknown_input_shapes_ = true;
   return *this;
@@ -103,7 +119,24 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   return outputs;
 }
 
-absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
+// One run of the kernel: what it reads stays put until it has finished.
+struct KernelTester::Invocation {
+  NodeDef node;
+  std::string op;
+  DataTypeVector output_types;
+  std::vector<PartialTensorShape> inferred;  // The shape function's outputs.
+  std::unique_ptr<OpKernel> kernel;
+  std::unique_ptr<CpuThreads> threads;
+  std::unique_ptr<KernelContext> ctx;
+  absl::Notification finished;
+  absl::Status status;  // Set before `finished`.
+
+  // The outputs, checked against the shape function and the signature.
+  absl::StatusOr<std::vector<TensorValue>> Outputs() const;
+};
+
+absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
+    int num_threads) const {
   ASSIGN_OR_RETURN(const OpRegistration* op, StandardOps().LookUp(op_));
   const OpDef& op_def = op->op_def;
   if (static_cast<int>(args_.size()) != op_def.input_arg_size()) {
@@ -120,7 +153,10 @@ absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads
     }
     arg_types.push_back(std::move(types));
   }
-  NodeDef node = node_;
+  auto run = std::make_unique<Invocation>();
+  run->op = op_;
+  NodeDef& node = run->node;
+  node = node_;
   InferTypeAttrs(op_def, arg_types, &node);
   AddDefaultsToNodeDef(op_def, &node);
   RETURN_IF_ERROR(ValidateNodeAttrs(node, op_def));
@@ -171,41 +207,83 @@ absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads
 
   InferenceContext inference(node, op_def, signature, shapes, known_values);
   RETURN_IF_ERROR(op->shape_fn(inference));
+  run->inferred = inference.TakeOutputs();
 
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+  ASSIGN_OR_RETURN(run->kernel,
                    StandardKernels().CreateKernel(node, op_def, signature, device_type_));
-  const CpuThreads threads(num_threads);
+  run->threads = std::make_unique<CpuThreads>(num_threads);
+  run->output_types = signature.output_types;
   params.output_types = signature.output_types;
-  params.eigen_cpu = &threads.device();
+  params.eigen_cpu = &run->threads->device();
   params.allocator = CpuAllocator();
   params.resource_manager = resources_.get();
-  KernelContext ctx(std::move(params));
-  RETURN_IF_ERROR(kernel->Compute(ctx));
+  params.cancellation = cancellation_;
+  run->ctx = std::make_unique<KernelContext>(std::move(params));
+  return run;
+}
 
+absl::StatusOr<std::vector<TensorValue>> KernelTester::Invocation::Outputs() const {
   std::vector<TensorValue> outputs;
-  for (int i = 0; i < ctx.num_outputs(); ++i) {
-    const TensorValue& value = ctx.output(i);
+  for (int i = 0; i < ctx->num_outputs(); ++i) {
+    const TensorValue& value = ctx->output(i);
     if (!value.is_ref() && !value.tensor.IsInitialized()) {
-      return absl::InternalError(absl::StrFormat("%s did not set output %d", op_, i));
+      return absl::InternalError(absl::StrFormat("%s did not set output %d", op, i));
     }
     const Tensor out = value.Value();
     if (value.is_ref() && !out.IsInitialized()) {
       outputs.push_back(value);
       continue;
     }
-    if (!inference.output(i).IsCompatibleWith(out.shape())) {
+    if (!inferred[i].IsCompatibleWith(out.shape())) {
       return absl::InternalError(
-          absl::StrFormat("%s output %d has shape %s but the shape function says %s", op_, i,
-                          out.shape().DebugString(), inference.output(i).DebugString()));
+          absl::StrFormat("%s output %d has shape %s but the shape function says %s", op, i,
+                          out.shape().DebugString(), inferred[i].DebugString()));
     }
-    if (BaseType(out.dtype()) != BaseType(signature.output_types[i])) {
-      return absl::InternalError(absl::StrFormat("%s output %d has type %s, the op says %s", op_, i,
+    if (BaseType(out.dtype()) != BaseType(output_types[i])) {
+      return absl::InternalError(absl::StrFormat("%s output %d has type %s, the op says %s", op, i,
                                                  DataTypeString(out.dtype()),
-                                                 DataTypeString(signature.output_types[i])));
+                                                 DataTypeString(output_types[i])));
     }
     outputs.push_back(value);
   }
   return outputs;
+}
+
+absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
+  RETURN_IF_ERROR(run->kernel->Compute(*run->ctx));
+  return run->Outputs();
+}
+
+KernelTester::Started::Started(std::unique_ptr<Invocation> run) : run_(std::move(run)) {}
+
+KernelTester::Started::~Started() { run_->finished.WaitForNotification(); }
+
+bool KernelTester::Started::done() const { return run_->finished.HasBeenNotified(); }
+
+absl::StatusOr<std::vector<Tensor>> KernelTester::Started::Wait() {
+  run_->finished.WaitForNotification();
+  RETURN_IF_ERROR(run_->status);
+  ASSIGN_OR_RETURN(std::vector<TensorValue> values, run_->Outputs());
+  std::vector<Tensor> outputs;
+  for (const TensorValue& value : values) outputs.push_back(value.Value());
+  return outputs;
+}
+
+absl::StatusOr<std::unique_ptr<KernelTester::Started>> KernelTester::Start(int num_threads) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
+  Invocation* raw = run.get();
+  auto started = std::make_unique<Started>(std::move(run));
+  auto finish = [raw](absl::Status status) {
+    raw->status = std::move(status);
+    raw->finished.Notify();
+  };
+  if (const AsyncOpKernel* async = raw->kernel->AsAsync()) {
+    async->ComputeAsync(*raw->ctx, finish);
+  } else {
+    finish(raw->kernel->Compute(*raw->ctx));
+  }
+  return started;
 }
 
 absl::StatusOr<Tensor> KernelTester::RunOne(int num_threads) const {

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
+#include "kernels/cancellation.h"
 #include "kernels/op_kernel.h"
 #include "kernels/resource_mgr.h"
 
@@ -47,6 +48,9 @@ class KernelTester {
   KernelTester& RefInput(Tensor* variable, std::string name = "");
   // A reference input to `var`'s tensor under its mutex.
   KernelTester& RefInput(Var* var, std::string name = "");
+  // A reference input to what a reference output of another run points at
+  // (a variable, an accumulator's handle). REQUIRES: ref.is_ref().
+  KernelTester& RefInput(const TensorValue& ref, std::string name = "");
 
   // Shape inference is told nothing about the input shapes, as when they
   // come from placeholders of unknown shape, so that the kernel's own
@@ -57,6 +61,9 @@ class KernelTester {
   KernelTester& WithResourceMgr(std::shared_ptr<ResourceMgr> resources);
   ResourceMgr& resource_manager() const { return *resources_; }
   const std::shared_ptr<ResourceMgr>& shared_resource_manager() const { return resources_; }
+  // The step cancellation the kernel sees (none by default); it must
+  // outlive the runs.
+  KernelTester& WithCancellation(StepCancellation* cancellation);
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
   // Fails when the output shapes disagree with the shape function. A
@@ -68,7 +75,34 @@ class KernelTester {
   // Run() for an op with exactly one output.
   absl::StatusOr<Tensor> RunOne(int num_threads = 2) const;
 
+  // What one run holds (kernel_tester.cc).
+  struct Invocation;
+  // A run that Start() began and that may still be going on: a kernel
+  // waiting for something (an AsyncOpKernel) until another run or a
+  // cancellation lets it finish.
+  class Started {
+   public:
+    explicit Started(std::unique_ptr<Invocation> run);
+    // Waits for the kernel to finish: it uses what this holds.
+    ~Started();
+    Started(const Started&) = delete;
+    Started& operator=(const Started&) = delete;
+
+    // Whether the kernel has finished.
+    bool done() const;
+    // Waits for the kernel, then returns what Run() would have.
+    absl::StatusOr<std::vector<Tensor>> Wait();
+
+   private:
+    std::unique_ptr<Invocation> run_;
+  };
+  // Builds the kernel and starts it without waiting for it to finish.
+  absl::StatusOr<std::unique_ptr<Started>> Start(int num_threads = 2) const;
+
  private:
+  // Builds the node, the kernel and its context; checks the inputs.
+  absl::StatusOr<std::unique_ptr<Invocation>> Prepare(int num_threads) const;
+
   struct Arg {
     std::vector<Tensor> values;
     bool is_list = false;
@@ -83,6 +117,7 @@ class KernelTester {
   NodeDef node_;
   std::vector<Arg> args_;
   bool unknown_input_shapes_ = false;
+  StepCancellation* cancellation_ = nullptr;
   std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
 };
 
