@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "kernels/cpu_threads.h"
@@ -96,6 +98,25 @@ KernelTester& KernelTester::WithResourceMgr(std::shared_ptr<ResourceMgr> resourc
   return *this;
 }
 
+KernelTester& KernelTester::WithCancellation(StepCancellation* cancellation) {
+  cancellation_ = cancellation;
+  return *this;
+}
+
+// Everything one run of the kernel uses, kept together so that an async
+// kernel can finish after Start returns.
+struct KernelTester::Invocation {
+  std::string op;
+  NodeDef node;
+  NodeSignature signature;
+  std::unique_ptr<InferenceContext> inference;
+  std::unique_ptr<OpKernel> kernel;
+  std::unique_ptr<CpuThreads> threads;
+  std::unique_ptr<KernelContext> ctx;
+  absl::Notification finished;
+  absl::Status status;  // Set before `finished` is notified.
+};
+
 absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   ASSIGN_OR_RETURN(std::vector<TensorValue> values, RunValues(num_threads));
   std::vector<Tensor> outputs;
@@ -104,6 +125,57 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
 }
 
 absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
+  RETURN_IF_ERROR(run->kernel->Compute(*run->ctx));
+  return Outputs(*run);
+}
+
+KernelTester::PendingRun::PendingRun(std::unique_ptr<Invocation> run) : run_(std::move(run)) {}
+
+KernelTester::PendingRun::~PendingRun() {
+  // A kernel still waiting uses the run's context: it is left alive, so
+  // that the test fails rather than crashes.
+  if (run_ != nullptr && !run_->finished.HasBeenNotified()) static_cast<void>(run_.release());
+}
+
+bool KernelTester::PendingRun::finished() const { return run_->finished.HasBeenNotified(); }
+
+absl::StatusOr<std::vector<Tensor>> KernelTester::PendingRun::Wait(absl::Duration limit) {
+  if (!run_->finished.WaitForNotificationWithTimeout(limit)) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("%s did not finish within %s", run_->op, absl::FormatDuration(limit)));
+  }
+  RETURN_IF_ERROR(run_->status);
+  ASSIGN_OR_RETURN(std::vector<TensorValue> values, Outputs(*run_));
+  std::vector<Tensor> outputs;
+  for (const TensorValue& value : values) outputs.push_back(value.Value());
+  return outputs;
+}
+
+std::unique_ptr<KernelTester::PendingRun> KernelTester::Start(int num_threads) const {
+  absl::StatusOr<std::unique_ptr<Invocation>> prepared = Prepare(num_threads);
+  if (!prepared.ok()) {
+    auto failed = std::make_unique<Invocation>();
+    failed->op = op_;
+    failed->status = prepared.status();
+    failed->finished.Notify();
+    return std::unique_ptr<PendingRun>(new PendingRun(std::move(failed)));
+  }
+  Invocation* run = prepared->get();
+  if (const AsyncOpKernel* async = run->kernel->AsAsync(); async != nullptr) {
+    async->ComputeAsync(*run->ctx, [run](absl::Status status) {
+      run->status = std::move(status);
+      run->finished.Notify();
+    });
+  } else {
+    run->status = run->kernel->Compute(*run->ctx);
+    run->finished.Notify();
+  }
+  return std::unique_ptr<PendingRun>(new PendingRun(*std::move(prepared)));
+}
+
+absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
+    int num_threads) const {
   ASSIGN_OR_RETURN(const OpRegistration* op, StandardOps().LookUp(op_));
   const OpDef& op_def = op->op_def;
   if (static_cast<int>(args_.size()) != op_def.input_arg_size()) {
@@ -120,11 +192,15 @@ absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads
     }
     arg_types.push_back(std::move(types));
   }
-  NodeDef node = node_;
+  auto run = std::make_unique<Invocation>();
+  run->op = op_;
+  NodeDef& node = run->node;
+  node = node_;
   InferTypeAttrs(op_def, arg_types, &node);
   AddDefaultsToNodeDef(op_def, &node);
   RETURN_IF_ERROR(ValidateNodeAttrs(node, op_def));
-  ASSIGN_OR_RETURN(NodeSignature signature, ComputeNodeSignature(node, op_def));
+  ASSIGN_OR_RETURN(run->signature, ComputeNodeSignature(node, op_def));
+  const NodeSignature& signature = run->signature;
 
   KernelContext::Params params;
   params.node = &node;
@@ -169,39 +245,45 @@ absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads
     }
   }
 
-  InferenceContext inference(node, op_def, signature, shapes, known_values);
-  RETURN_IF_ERROR(op->shape_fn(inference));
+  run->inference =
+      std::make_unique<InferenceContext>(node, op_def, signature, shapes, known_values);
+  RETURN_IF_ERROR(op->shape_fn(*run->inference));
 
-  ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+  ASSIGN_OR_RETURN(run->kernel,
                    StandardKernels().CreateKernel(node, op_def, signature, device_type_));
-  const CpuThreads threads(num_threads);
+  run->threads = std::make_unique<CpuThreads>(num_threads);
   params.output_types = signature.output_types;
-  params.eigen_cpu = &threads.device();
+  params.eigen_cpu = &run->threads->device();
   params.allocator = CpuAllocator();
   params.resource_manager = resources_.get();
-  KernelContext ctx(std::move(params));
-  RETURN_IF_ERROR(kernel->Compute(ctx));
+  params.cancellation = cancellation_;
+  run->ctx = std::make_unique<KernelContext>(std::move(params));
+  return run;
+}
 
+absl::StatusOr<std::vector<TensorValue>> KernelTester::Outputs(const Invocation& run) {
+  const std::string& op = run.op;
+  const KernelContext& ctx = *run.ctx;
   std::vector<TensorValue> outputs;
   for (int i = 0; i < ctx.num_outputs(); ++i) {
     const TensorValue& value = ctx.output(i);
     if (!value.is_ref() && !value.tensor.IsInitialized()) {
-      return absl::InternalError(absl::StrFormat("%s did not set output %d", op_, i));
+      return absl::InternalError(absl::StrFormat("%s did not set output %d", op, i));
     }
     const Tensor out = value.Value();
     if (value.is_ref() && !out.IsInitialized()) {
       outputs.push_back(value);
       continue;
     }
-    if (!inference.output(i).IsCompatibleWith(out.shape())) {
+    if (!run.inference->output(i).IsCompatibleWith(out.shape())) {
       return absl::InternalError(
-          absl::StrFormat("%s output %d has shape %s but the shape function says %s", op_, i,
-                          out.shape().DebugString(), inference.output(i).DebugString()));
+          absl::StrFormat("%s output %d has shape %s but the shape function says %s", op, i,
+                          out.shape().DebugString(), run.inference->output(i).DebugString()));
     }
-    if (BaseType(out.dtype()) != BaseType(signature.output_types[i])) {
-      return absl::InternalError(absl::StrFormat("%s output %d has type %s, the op says %s", op_, i,
+    if (BaseType(out.dtype()) != BaseType(run.signature.output_types[i])) {
+      return absl::InternalError(absl::StrFormat("%s output %d has type %s, the op says %s", op, i,
                                                  DataTypeString(out.dtype()),
-                                                 DataTypeString(signature.output_types[i])));
+                                                 DataTypeString(run.signature.output_types[i])));
     }
     outputs.push_back(value);
   }

@@ -10,9 +10,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
+#include "kernels/cancellation.h"
 #include "kernels/op_kernel.h"
 #include "kernels/resource_mgr.h"
 
@@ -57,6 +59,9 @@ class KernelTester {
   KernelTester& WithResourceMgr(std::shared_ptr<ResourceMgr> resources);
   ResourceMgr& resource_manager() const { return *resources_; }
   const std::shared_ptr<ResourceMgr>& shared_resource_manager() const { return resources_; }
+  // The step's cancellation the kernel sees (none by default); it must
+  // outlive the run.
+  KernelTester& WithCancellation(StepCancellation* cancellation);
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
   // Fails when the output shapes disagree with the shape function. A
@@ -68,7 +73,19 @@ class KernelTester {
   // Run() for an op with exactly one output.
   absl::StatusOr<Tensor> RunOne(int num_threads = 2) const;
 
+  // A kernel started without waiting for it: an async kernel (a blocking
+  // dequeue) finishes when some other thread lets it.
+  class PendingRun;
+  // Starts the kernel and returns at once, so that the test can act while
+  // an async kernel waits; errors before the kernel runs come from Wait.
+  std::unique_ptr<PendingRun> Start(int num_threads = 2) const;
+
  private:
+  struct Invocation;
+  absl::StatusOr<std::unique_ptr<Invocation>> Prepare(int num_threads) const;
+  // The outputs of a finished run, checked as Run() checks them.
+  static absl::StatusOr<std::vector<TensorValue>> Outputs(const Invocation& run);
+
   struct Arg {
     std::vector<Tensor> values;
     bool is_list = false;
@@ -84,6 +101,28 @@ class KernelTester {
   std::vector<Arg> args_;
   bool unknown_input_shapes_ = false;
   std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
+  StepCancellation* cancellation_ = nullptr;
+};
+
+// Thread safety: one test thread uses it; the kernel finishes on any.
+class KernelTester::PendingRun {
+ public:
+  // A run still waiting is left running (its state leaks) so that the test
+  // fails rather than crashes.
+  ~PendingRun();
+  PendingRun(const PendingRun&) = delete;
+  PendingRun& operator=(const PendingRun&) = delete;
+
+  // Whether the kernel has called its done callback.
+  bool finished() const;
+  // Waits up to `limit` for the kernel, then returns what Run() would;
+  // DEADLINE_EXCEEDED when it has not finished by then.
+  absl::StatusOr<std::vector<Tensor>> Wait(absl::Duration limit = absl::Seconds(30));
+
+ private:
+  friend class KernelTester;
+  explicit PendingRun(std::unique_ptr<Invocation> run);
+  std::unique_ptr<Invocation> run_;
 };
 
 // A tensor of `values` with `shape`, for expected results.
