@@ -19,6 +19,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterSendRecvOps(registry);
   RegisterIoOps(registry);
   RegisterSummaryOps(registry);
+  RegisterQueueOps(registry);
 }
 
 const OpRegistry& StandardOps() {

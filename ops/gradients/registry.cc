@@ -40,6 +40,7 @@ const GradientRegistry& StandardGradients() {
     RegisterArrayGradients(*r);
     RegisterStateAndRandomGradients(*r);
     RegisterSummaryGradients(*r);
+    RegisterQueueGradients(*r);
     return r;
   }();
   return *registry;
