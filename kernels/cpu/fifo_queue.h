@@ -9,7 +9,6 @@
 #include <list>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -26,11 +25,13 @@ namespace rill {
 // dimension: a tensor per component.
 using QueueTuple = std::vector<Tensor>;
 
-// How a request that cannot complete at once waits.
+// How long a request that cannot complete at once may wait: it fails
+// DEADLINE_EXCEEDED ("Timed out waiting for notification") after
+// `timeout_ms`, and CANCELLED when its step is cancelled.
 struct QueueWait {
   // < 0: without limit; 0: fail at once unless it completes now.
   int64_t timeout_ms = -1;
-  // The step whose cancellation ends the wait; null: none.
+  // The step's cancellation; null: none.
   StepCancellation* cancellation = nullptr;
 };
 
@@ -101,6 +102,8 @@ class FIFOQueue final : public ResourceBase, public std::enable_shared_from_this
   // TensorFlow.
   absl::Status Close(bool cancel_pending_enqueues);
 
+  // The elements in the queue, not counting those a waiting dequeue of
+  // several has taken (it may still give them back).
   int64_t size() const;
   bool is_closed() const;
   // "FIFOQueue 'q' of [int64, float], 3 elements, capacity 10".

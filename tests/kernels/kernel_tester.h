@@ -117,7 +117,7 @@ class KernelTester::PendingRun {
   bool finished() const;
   // Waits up to `limit` for the kernel, then returns what Run() would;
   // DEADLINE_EXCEEDED when it has not finished by then.
-  absl::StatusOr<std::vector<Tensor>> Wait(absl::Duration limit = absl::Seconds(30));
+  absl::StatusOr<std::vector<Tensor>> Wait(absl::Duration limit = absl::Seconds(10));
 
  private:
   friend class KernelTester;
