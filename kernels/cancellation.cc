@@ -34,17 +34,25 @@ bool StepCancellation::RegisterCallback(Callback callback, Token* token) {
   return true;
 }
 
-bool StepCancellation::DeregisterCallback(Token token) {
+bool StepCancellation::TryDeregisterCallback(Token token) {
+  // Destroyed after the lock is released: it may hold the last reference
+  // to something whose destructor takes other locks.
+  Callback dropped;
   absl::MutexLock lock(&mu_);
-  if (!cancelled_.load(std::memory_order_relaxed)) {
-    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-      if (it->first == token) {
-        callbacks_.erase(it);
-        break;
-      }
+  if (cancelled_.load(std::memory_order_relaxed)) return false;
+  for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+    if (it->first == token) {
+      dropped = std::move(it->second);
+      callbacks_.erase(it);
+      break;
     }
-    return true;
   }
+  return true;
+}
+
+bool StepCancellation::DeregisterCallback(Token token) {
+  if (TryDeregisterCallback(token)) return true;
+  absl::MutexLock lock(&mu_);
   // Its callback may be running: whoever deregisters is about to free what
   // the callback uses.
   if (running_callbacks_ && cancelling_thread_ != std::this_thread::get_id()) {

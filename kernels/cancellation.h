@@ -48,6 +48,12 @@ class StepCancellation {
   // the callback has run or is running, and this waits for it to finish
   // unless called from that callback itself.
   bool DeregisterCallback(Token token);
+  // Forgets the callback without waiting for it, for callbacks that stay
+  // safe to run after their waiter has finished (they hold what they use).
+  // A waiter finished by another step's cancellation callback must not
+  // wait here: that step's canceller may be waiting on this one's. Returns
+  // false when cancellation has begun; the callback may still be running.
+  bool TryDeregisterCallback(Token token);
 
  private:
   std::atomic<bool> cancelled_{false};

@@ -22,6 +22,7 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);
+  RegisterCpuQueueKernels(registry);
 }
 
 const KernelRegistry& StandardKernels() {

@@ -26,6 +26,7 @@ void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulato
 void RegisterCpuSendRecvKernels(KernelRegistry& registry);     // cpu/sendrecv_ops.cc
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
+void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc
 
 void RegisterStandardKernels(KernelRegistry& registry);
 

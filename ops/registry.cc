@@ -20,6 +20,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterSendRecvOps(registry);
   RegisterIoOps(registry);
   RegisterSummaryOps(registry);
+  RegisterQueueOps(registry);
 }
 
 const OpRegistry& StandardOps() {

@@ -21,6 +21,7 @@ void RegisterAccumulatorOps(OpRegistry& registry);  // accumulator_ops.cc
 void RegisterSendRecvOps(OpRegistry& registry);     // sendrecv_ops.cc
 void RegisterIoOps(OpRegistry& registry);           // io_ops.cc
 void RegisterSummaryOps(OpRegistry& registry);      // summary_ops.cc
+void RegisterQueueOps(OpRegistry& registry);        // queue_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);

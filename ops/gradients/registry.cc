@@ -58,6 +58,7 @@ const GradientRegistry& StandardGradients() {
     RegisterStateAndRandomGradients(*r);
     RegisterAccumulatorGradients(*r);
     RegisterSummaryGradients(*r);
+    RegisterQueueGradients(*r);
     return r;
   }();
   return *registry;

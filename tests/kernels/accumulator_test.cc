@@ -26,7 +26,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using Started = KernelTester::Started;
+using Started = KernelTester::PendingRun;
 
 Tensor Floats(std::vector<float> values) {
   const int64_t n = static_cast<int64_t>(values.size());
@@ -76,9 +76,7 @@ class Accumulator {
     KernelTester t = Op("AccumulatorTakeGradient");
     t.Attr("dtype", options_.dtype).Input<int32_t>({}, {num_required});
     if (cancellation != nullptr) t.WithCancellation(cancellation);
-    absl::StatusOr<std::unique_ptr<Started>> started = t.Start();
-    EXPECT_OK(started.status());
-    return started.ok() ? *std::move(started) : nullptr;
+    return t.Start();
   }
   absl::StatusOr<Tensor> Take(int32_t num_required) const {
     ASSIGN_OR_RETURN(std::vector<Tensor> out, StartTake(num_required)->Wait());
@@ -139,12 +137,12 @@ TEST(ConditionalAccumulator, HandleIsTheContainerAndNameVector) {
 TEST(ConditionalAccumulator, TakeWaitsUntilEnoughGradientsArrive) {
   Accumulator acc = MakeAccumulator();
   std::unique_ptr<Started> take = acc.StartTake(2);
-  EXPECT_FALSE(take->done());
+  EXPECT_FALSE(take->finished());
   ASSERT_OK(acc.Apply(0, Floats({1, 2})));
-  EXPECT_FALSE(take->done());
+  EXPECT_FALSE(take->finished());
   ASSERT_OK(acc.Apply(0, Floats({3, 6})));
   // The apply that completes the round serves the take before it returns.
-  EXPECT_TRUE(take->done());
+  EXPECT_TRUE(take->finished());
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, take->Wait());
   EXPECT_THAT(out[0], TensorEq(Floats({2, 4})));
 }
@@ -207,9 +205,9 @@ TEST(ConditionalAccumulator, CancellingTheStepEndsAWaitingTake) {
   Accumulator acc = MakeAccumulator();
   StepCancellation step;
   std::unique_ptr<Started> take = acc.StartTake(1, &step);
-  EXPECT_FALSE(take->done());
+  EXPECT_FALSE(take->finished());
   step.Cancel(absl::CancelledError("the step was stopped"));
-  EXPECT_TRUE(take->done());
+  EXPECT_TRUE(take->finished());
   EXPECT_THAT(take->Wait(), StatusIs(absl::StatusCode::kCancelled,
                                      AllOf(HasSubstr("grad_accum"), HasSubstr("was cancelled"))));
   // The cancelled take consumed nothing.
@@ -260,11 +258,11 @@ TEST(ConditionalAccumulator, ServesTakesInTheOrderTheyArrive) {
   std::unique_ptr<Started> second = acc.StartTake(1);
   ASSERT_OK(acc.Apply(0, Floats({1, 1})));
   // Enough for the second, but the first came first.
-  EXPECT_FALSE(first->done());
-  EXPECT_FALSE(second->done());
+  EXPECT_FALSE(first->finished());
+  EXPECT_FALSE(second->finished());
   ASSERT_OK(acc.Apply(0, Floats({3, 3})));
-  EXPECT_TRUE(first->done());
-  EXPECT_FALSE(second->done());
+  EXPECT_TRUE(first->finished());
+  EXPECT_FALSE(second->finished());
   ASSERT_OK(acc.Apply(1, Floats({5, 6})));
   EXPECT_THAT(first->Wait(), IsOkAndHolds(ElementsAre(TensorEq(Floats({2, 2})))));
   EXPECT_THAT(second->Wait(), IsOkAndHolds(ElementsAre(TensorEq(Floats({5, 6})))));
@@ -372,9 +370,7 @@ class Clocks {
         .Input(handle_)
         .Input<int32_t>({}, {worker});
     if (cancellation != nullptr) t.WithCancellation(cancellation);
-    absl::StatusOr<std::unique_ptr<Started>> started = t.Start();
-    EXPECT_OK(started.status());
-    return started.ok() ? *std::move(started) : nullptr;
+    return t.Start();
   }
   // The tick's (clock, slowest), waiting for it.
   absl::StatusOr<std::pair<int64_t, int64_t>> Tick(int32_t worker, int64_t staleness = -1,
@@ -409,9 +405,9 @@ TEST(WorkerClocks, AWorkerTooFarAheadWaitsForTheSlowest) {
   Clocks clocks(2);
   EXPECT_THAT(clocks.Tick(0, /*staleness=*/1), IsOkAndHolds(Pair(1, 0)));
   std::unique_ptr<Started> ahead = clocks.StartTick(0, /*staleness=*/1);
-  EXPECT_FALSE(ahead->done());
+  EXPECT_FALSE(ahead->finished());
   EXPECT_THAT(clocks.Tick(1, /*staleness=*/1), IsOkAndHolds(Pair(1, 1)));
-  EXPECT_TRUE(ahead->done());
+  EXPECT_TRUE(ahead->finished());
   EXPECT_THAT(Clocks::Released(ahead.get()), IsOkAndHolds(Pair(2, 1)));
 }
 
@@ -419,8 +415,8 @@ TEST(WorkerClocks, ZeroStalenessIsLockstep) {
   Clocks clocks(3);
   std::unique_ptr<Started> first = clocks.StartTick(0, 0);
   std::unique_ptr<Started> second = clocks.StartTick(2, 0);
-  EXPECT_FALSE(first->done());
-  EXPECT_FALSE(second->done());
+  EXPECT_FALSE(first->finished());
+  EXPECT_FALSE(second->finished());
   // The last worker to finish the step releases everyone, itself included.
   EXPECT_THAT(clocks.Tick(1, 0), IsOkAndHolds(Pair(1, 1)));
   EXPECT_THAT(Clocks::Released(first.get()), IsOkAndHolds(Pair(1, 1)));
@@ -452,7 +448,7 @@ TEST(WorkerClocks, CancellingTheStepEndsTheWait) {
   Clocks clocks(2);
   StepCancellation step;
   std::unique_ptr<Started> tick = clocks.StartTick(0, 0, -1, &step);
-  EXPECT_FALSE(tick->done());
+  EXPECT_FALSE(tick->finished());
   step.Cancel(absl::CancelledError("the step was stopped"));
   EXPECT_THAT(tick->Wait(), StatusIs(absl::StatusCode::kCancelled,
                                      AllOf(HasSubstr("cancelled"), HasSubstr("worker 1"))));

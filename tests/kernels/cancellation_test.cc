@@ -70,6 +70,34 @@ TEST(StepCancellation, DeregisteringWaitsForACallbackRunningElsewhere) {
   releaser.join();
 }
 
+TEST(StepCancellation, TryDeregisterForgetsTheCallbackWhileNotCancelled) {
+  StepCancellation cancellation;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback([](const absl::Status&) { FAIL(); }, &token));
+  EXPECT_TRUE(cancellation.TryDeregisterCallback(token));
+  cancellation.Cancel(absl::CancelledError("done"));
+}
+
+TEST(StepCancellation, TryDeregisterDoesNotWaitForACallbackRunningElsewhere) {
+  StepCancellation cancellation;
+  absl::Notification running;
+  absl::Notification release;
+  StepCancellation::Token token;
+  ASSERT_TRUE(cancellation.RegisterCallback(
+      [&](const absl::Status&) {
+        running.Notify();
+        release.WaitForNotification();
+      },
+      &token));
+  std::thread canceller([&] { cancellation.Cancel(absl::CancelledError("stop")); });
+  running.WaitForNotification();
+  // The callback cannot finish before the call returns: it waits for this
+  // thread's release.
+  EXPECT_FALSE(cancellation.TryDeregisterCallback(token));
+  release.Notify();
+  canceller.join();
+}
+
 TEST(StepCancellation, ACallbackMayDeregisterItself) {
   StepCancellation cancellation;
   StepCancellation::Token token;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "kernels/cpu_threads.h"
@@ -87,6 +88,16 @@ KernelTester& KernelTester::RefInput(Var* var, std::string name) {
   return *this;
 }
 
+KernelTester& KernelTester::UnknownInputShapes() {
+  unknown_input_shapes_ = true;
+  return *this;
+}
+
+KernelTester& KernelTester::WithResourceMgr(std::shared_ptr<ResourceMgr> resources) {
+  resources_ = std::move(resources);
+  return *this;
+}
+
 KernelTester& KernelTester::RefInput(const TensorValue& ref, std::string name) {
   Arg arg;
   arg.ref = ref.ref;
@@ -102,15 +113,19 @@ KernelTester& KernelTester::WithCancellation(StepCancellation* cancellation) {
   return *this;
 }
 
-KernelTester& KernelTester::UnknownInputShapes() {
-  unknown_input_shapes_ = true;
-  return *this;
-}
-
-KernelTester& KernelTester::WithResourceMgr(std::shared_ptr<ResourceMgr> resources) {
-  resources_ = std::move(resources);
-  return *this;
-}
+// Everything one run of the kernel uses, kept together so that an async
+// kernel can finish after Start returns.
+struct KernelTester::Invocation {
+  std::string op;
+  NodeDef node;
+  NodeSignature signature;
+  std::unique_ptr<InferenceContext> inference;
+  std::unique_ptr<OpKernel> kernel;
+  std::unique_ptr<CpuThreads> threads;
+  std::unique_ptr<KernelContext> ctx;
+  absl::Notification finished;
+  absl::Status status;  // Set before `finished` is notified.
+};
 
 absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   ASSIGN_OR_RETURN(std::vector<TensorValue> values, RunValues(num_threads));
@@ -119,21 +134,55 @@ absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
   return outputs;
 }
 
-// One run of the kernel: what it reads stays put until it has finished.
-struct KernelTester::Invocation {
-  NodeDef node;
-  std::string op;
-  DataTypeVector output_types;
-  std::vector<PartialTensorShape> inferred;  // The shape function's outputs.
-  std::unique_ptr<OpKernel> kernel;
-  std::unique_ptr<CpuThreads> threads;
-  std::unique_ptr<KernelContext> ctx;
-  absl::Notification finished;
-  absl::Status status;  // Set before `finished`.
+absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
+  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
+  RETURN_IF_ERROR(run->kernel->Compute(*run->ctx));
+  return Outputs(*run);
+}
 
-  // The outputs, checked against the shape function and the signature.
-  absl::StatusOr<std::vector<TensorValue>> Outputs() const;
-};
+KernelTester::PendingRun::PendingRun(std::unique_ptr<Invocation> run) : run_(std::move(run)) {}
+
+KernelTester::PendingRun::~PendingRun() {
+  // A kernel still waiting uses the run's context: it is left alive, so
+  // that the test fails rather than crashes.
+  if (run_ != nullptr && !run_->finished.HasBeenNotified()) static_cast<void>(run_.release());
+}
+
+bool KernelTester::PendingRun::finished() const { return run_->finished.HasBeenNotified(); }
+
+absl::StatusOr<std::vector<Tensor>> KernelTester::PendingRun::Wait(absl::Duration limit) {
+  if (!run_->finished.WaitForNotificationWithTimeout(limit)) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("%s did not finish within %s", run_->op, absl::FormatDuration(limit)));
+  }
+  RETURN_IF_ERROR(run_->status);
+  ASSIGN_OR_RETURN(std::vector<TensorValue> values, Outputs(*run_));
+  std::vector<Tensor> outputs;
+  for (const TensorValue& value : values) outputs.push_back(value.Value());
+  return outputs;
+}
+
+std::unique_ptr<KernelTester::PendingRun> KernelTester::Start(int num_threads) const {
+  absl::StatusOr<std::unique_ptr<Invocation>> prepared = Prepare(num_threads);
+  if (!prepared.ok()) {
+    auto failed = std::make_unique<Invocation>();
+    failed->op = op_;
+    failed->status = prepared.status();
+    failed->finished.Notify();
+    return std::unique_ptr<PendingRun>(new PendingRun(std::move(failed)));
+  }
+  Invocation* run = prepared->get();
+  if (const AsyncOpKernel* async = run->kernel->AsAsync(); async != nullptr) {
+    async->ComputeAsync(*run->ctx, [run](absl::Status status) {
+      run->status = std::move(status);
+      run->finished.Notify();
+    });
+  } else {
+    run->status = run->kernel->Compute(*run->ctx);
+    run->finished.Notify();
+  }
+  return std::unique_ptr<PendingRun>(new PendingRun(*std::move(prepared)));
+}
 
 absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
     int num_threads) const {
@@ -160,7 +209,8 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
   InferTypeAttrs(op_def, arg_types, &node);
   AddDefaultsToNodeDef(op_def, &node);
   RETURN_IF_ERROR(ValidateNodeAttrs(node, op_def));
-  ASSIGN_OR_RETURN(NodeSignature signature, ComputeNodeSignature(node, op_def));
+  ASSIGN_OR_RETURN(run->signature, ComputeNodeSignature(node, op_def));
+  const NodeSignature& signature = run->signature;
 
   KernelContext::Params params;
   params.node = &node;
@@ -205,14 +255,13 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
     }
   }
 
-  InferenceContext inference(node, op_def, signature, shapes, known_values);
-  RETURN_IF_ERROR(op->shape_fn(inference));
-  run->inferred = inference.TakeOutputs();
+  run->inference =
+      std::make_unique<InferenceContext>(node, op_def, signature, shapes, known_values);
+  RETURN_IF_ERROR(op->shape_fn(*run->inference));
 
   ASSIGN_OR_RETURN(run->kernel,
                    StandardKernels().CreateKernel(node, op_def, signature, device_type_));
   run->threads = std::make_unique<CpuThreads>(num_threads);
-  run->output_types = signature.output_types;
   params.output_types = signature.output_types;
   params.eigen_cpu = &run->threads->device();
   params.allocator = CpuAllocator();
@@ -222,10 +271,12 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
   return run;
 }
 
-absl::StatusOr<std::vector<TensorValue>> KernelTester::Invocation::Outputs() const {
+absl::StatusOr<std::vector<TensorValue>> KernelTester::Outputs(const Invocation& run) {
+  const std::string& op = run.op;
+  const KernelContext& ctx = *run.ctx;
   std::vector<TensorValue> outputs;
-  for (int i = 0; i < ctx->num_outputs(); ++i) {
-    const TensorValue& value = ctx->output(i);
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    const TensorValue& value = ctx.output(i);
     if (!value.is_ref() && !value.tensor.IsInitialized()) {
       return absl::InternalError(absl::StrFormat("%s did not set output %d", op, i));
     }
@@ -234,56 +285,19 @@ absl::StatusOr<std::vector<TensorValue>> KernelTester::Invocation::Outputs() con
       outputs.push_back(value);
       continue;
     }
-    if (!inferred[i].IsCompatibleWith(out.shape())) {
+    if (!run.inference->output(i).IsCompatibleWith(out.shape())) {
       return absl::InternalError(
           absl::StrFormat("%s output %d has shape %s but the shape function says %s", op, i,
-                          out.shape().DebugString(), inferred[i].DebugString()));
+                          out.shape().DebugString(), run.inference->output(i).DebugString()));
     }
-    if (BaseType(out.dtype()) != BaseType(output_types[i])) {
+    if (BaseType(out.dtype()) != BaseType(run.signature.output_types[i])) {
       return absl::InternalError(absl::StrFormat("%s output %d has type %s, the op says %s", op, i,
                                                  DataTypeString(out.dtype()),
-                                                 DataTypeString(output_types[i])));
+                                                 DataTypeString(run.signature.output_types[i])));
     }
     outputs.push_back(value);
   }
   return outputs;
-}
-
-absl::StatusOr<std::vector<TensorValue>> KernelTester::RunValues(int num_threads) const {
-  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
-  RETURN_IF_ERROR(run->kernel->Compute(*run->ctx));
-  return run->Outputs();
-}
-
-KernelTester::Started::Started(std::unique_ptr<Invocation> run) : run_(std::move(run)) {}
-
-KernelTester::Started::~Started() { run_->finished.WaitForNotification(); }
-
-bool KernelTester::Started::done() const { return run_->finished.HasBeenNotified(); }
-
-absl::StatusOr<std::vector<Tensor>> KernelTester::Started::Wait() {
-  run_->finished.WaitForNotification();
-  RETURN_IF_ERROR(run_->status);
-  ASSIGN_OR_RETURN(std::vector<TensorValue> values, run_->Outputs());
-  std::vector<Tensor> outputs;
-  for (const TensorValue& value : values) outputs.push_back(value.Value());
-  return outputs;
-}
-
-absl::StatusOr<std::unique_ptr<KernelTester::Started>> KernelTester::Start(int num_threads) const {
-  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
-  Invocation* raw = run.get();
-  auto started = std::make_unique<Started>(std::move(run));
-  auto finish = [raw](absl::Status status) {
-    raw->status = std::move(status);
-    raw->finished.Notify();
-  };
-  if (const AsyncOpKernel* async = raw->kernel->AsAsync()) {
-    async->ComputeAsync(*raw->ctx, finish);
-  } else {
-    finish(raw->kernel->Compute(*raw->ctx));
-  }
-  return started;
 }
 
 absl::StatusOr<Tensor> KernelTester::RunOne(int num_threads) const {

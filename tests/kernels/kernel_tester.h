@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
@@ -61,8 +62,8 @@ class KernelTester {
   KernelTester& WithResourceMgr(std::shared_ptr<ResourceMgr> resources);
   ResourceMgr& resource_manager() const { return *resources_; }
   const std::shared_ptr<ResourceMgr>& shared_resource_manager() const { return resources_; }
-  // The step cancellation the kernel sees (none by default); it must
-  // outlive the runs.
+  // The step's cancellation the kernel sees (none by default); it must
+  // outlive the run.
   KernelTester& WithCancellation(StepCancellation* cancellation);
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
@@ -75,33 +76,18 @@ class KernelTester {
   // Run() for an op with exactly one output.
   absl::StatusOr<Tensor> RunOne(int num_threads = 2) const;
 
-  // What one run holds (kernel_tester.cc).
-  struct Invocation;
-  // A run that Start() began and that may still be going on: a kernel
-  // waiting for something (an AsyncOpKernel) until another run or a
-  // cancellation lets it finish.
-  class Started {
-   public:
-    explicit Started(std::unique_ptr<Invocation> run);
-    // Waits for the kernel to finish: it uses what this holds.
-    ~Started();
-    Started(const Started&) = delete;
-    Started& operator=(const Started&) = delete;
-
-    // Whether the kernel has finished.
-    bool done() const;
-    // Waits for the kernel, then returns what Run() would have.
-    absl::StatusOr<std::vector<Tensor>> Wait();
-
-   private:
-    std::unique_ptr<Invocation> run_;
-  };
-  // Builds the kernel and starts it without waiting for it to finish.
-  absl::StatusOr<std::unique_ptr<Started>> Start(int num_threads = 2) const;
+  // A kernel started without waiting for it: an async kernel (a blocking
+  // dequeue) finishes when some other thread lets it.
+  class PendingRun;
+  // Starts the kernel and returns at once, so that the test can act while
+  // an async kernel waits; errors before the kernel runs come from Wait.
+  std::unique_ptr<PendingRun> Start(int num_threads = 2) const;
 
  private:
-  // Builds the node, the kernel and its context; checks the inputs.
+  struct Invocation;
   absl::StatusOr<std::unique_ptr<Invocation>> Prepare(int num_threads) const;
+  // The outputs of a finished run, checked as Run() checks them.
+  static absl::StatusOr<std::vector<TensorValue>> Outputs(const Invocation& run);
 
   struct Arg {
     std::vector<Tensor> values;
@@ -117,8 +103,29 @@ class KernelTester {
   NodeDef node_;
   std::vector<Arg> args_;
   bool unknown_input_shapes_ = false;
-  StepCancellation* cancellation_ = nullptr;
   std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
+  StepCancellation* cancellation_ = nullptr;
+};
+
+// Thread safety: one test thread uses it; the kernel finishes on any.
+class KernelTester::PendingRun {
+ public:
+  // A run still waiting is left running (its state leaks) so that the test
+  // fails rather than crashes.
+  ~PendingRun();
+  PendingRun(const PendingRun&) = delete;
+  PendingRun& operator=(const PendingRun&) = delete;
+
+  // Whether the kernel has called its done callback.
+  bool finished() const;
+  // Waits up to `limit` for the kernel, then returns what Run() would;
+  // DEADLINE_EXCEEDED when it has not finished by then.
+  absl::StatusOr<std::vector<Tensor>> Wait(absl::Duration limit = absl::Seconds(10));
+
+ private:
+  friend class KernelTester;
+  explicit PendingRun(std::unique_ptr<Invocation> run);
+  std::unique_ptr<Invocation> run_;
 };
 
 // A tensor of `values` with `shape`, for expected results.
