@@ -28,6 +28,11 @@ std::string EnvOrDie(const char* name) {
 std::string TestDataDir() { return EnvOrDie("RILL_TESTDATA"); }
 std::string SourceRoot() { return EnvOrDie("RILL_SOURCE_ROOT"); }
 
+std::FILE* QuietLog() {
+  static std::FILE* const log = std::tmpfile();
+  return log;
+}
+
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return 0;

@@ -3,6 +3,7 @@
 #ifndef RILL_TESTS_TEST_UTIL_H_
 #define RILL_TESTS_TEST_UTIL_H_
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ std::string TestDataDir();
 std::string SourceRoot();
 // A port of 127.0.0.1 that nobody listened on a moment ago (0 if none).
 int FreePort();
+// A temporary file for server log lines that would clutter the test's
+// output; one per process.
+std::FILE* QuietLog();
 
 // The data the regression graphs' users feed (testdata/tf_graphs/README):
 // 100 points x in [-1, 1) and y = 0.1 x + 0.3.

@@ -25,17 +25,12 @@ namespace {
 
 using ::rill::testing::LineXs;
 using ::rill::testing::LineYs;
+using ::rill::testing::QuietLog;
 using ::rill::testing::StatusIs;
 using ::rill::testing::Values;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Server log lines go here rather than to the test's stderr.
-std::FILE* QuietLog() {
-  static std::FILE* const log = std::tmpfile();
-  return log;
-}
 
 std::unique_ptr<Session> Connect(const std::string& target, const GraphDef& graph) {
   SessionOptions options;

@@ -29,6 +29,7 @@ namespace {
 using ::rill::testing::Failing;
 using ::rill::testing::FloatConst;
 using ::rill::testing::IsOkAndHolds;
+using ::rill::testing::QuietLog;
 using ::rill::testing::StatusIs;
 using ::rill::testing::Values;
 using ::testing::AllOf;
@@ -112,11 +113,6 @@ class SessionModes : public ::testing::TestWithParam<Mode> {
     options.kernel_registry = &TestKernels();
     options.inter_op_threads = kInterOpThreads;
     ASSERT_OK_AND_ASSIGN(servers_, Server::CreateLocalCluster({{"worker", 2}, {"ps", 1}}, options));
-  }
-
-  static std::FILE* QuietLog() {
-    static std::FILE* const log = std::tmpfile();
-    return log;
   }
 
   // Where "ps", "worker0" and "worker1" are.
