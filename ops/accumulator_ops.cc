@@ -94,6 +94,9 @@ void RegisterAccumulatorOps(OpRegistry& r) {
             .Output("clock: int64").Output("slowest: int64").Attr("staleness: int >= -1 = -1")
             .Attr("timeout_ms: int >= -1 = -1").SetIsStateful()
             .SetShapeFn(WorkerClocksTickShape));
+  // A worker that finished training: nobody waits for it any more.
+  r.Add(OpDefBuilder("WorkerClocksRetire").Input("handle: resource").Input("worker: int32")
+            .SetIsStateful().SetShapeFn(ScalarSecondInput));
   r.Add(OpDefBuilder("WorkerClocksState").Input("handle: resource").Output("clocks: int64")
             .Output("seconds_since_heard: double").SetIsStateful()
             .SetShapeFn(WorkerClocksStateShape));

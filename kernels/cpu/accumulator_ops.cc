@@ -320,6 +320,18 @@ class WorkerClocksTickOp final : public AsyncOpKernel {
   const absl::Duration timeout_;
 };
 
+class WorkerClocksRetireOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(std::shared_ptr<WorkerClocks> clocks, LookupFromHandle<WorkerClocks>(ctx));
+    ASSIGN_OR_RETURN(const int32_t worker, GetScalar<int32_t>(ctx, 1, "worker"));
+    return clocks->Retire(worker);
+  }
+  bool IsExpensive() const override { return false; }
+};
+
 class WorkerClocksStateOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -369,6 +381,7 @@ void RegisterCpuAccumulatorKernels(KernelRegistry& r) {
   }
   r.Register(KernelDef("WorkerClocks").Device(kDeviceCpu), WorkerClocksOp::Create);
   r.Register(KernelDef("WorkerClocksTick").Device(kDeviceCpu), WorkerClocksTickOp::Create);
+  r.Register(KernelDef("WorkerClocksRetire").Device(kDeviceCpu), MakeKernel<WorkerClocksRetireOp>);
   r.Register(KernelDef("WorkerClocksState").Device(kDeviceCpu), MakeKernel<WorkerClocksStateOp>);
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "graph/status_macros.h"
 
 namespace rill {
 namespace {
@@ -45,10 +46,8 @@ std::string WorkerClocks::DebugString() const {
 
 void WorkerClocks::TickAsync(int64_t worker, int64_t staleness, absl::Duration timeout,
                              StepCancellation* cancellation, TickDone done) {
-  if (worker < 0 || worker >= num_workers_) {
-    done(absl::InvalidArgumentError(
-        absl::StrFormat("WorkerClocks '%s' counts workers 0 to %d; worker %d is not one of them",
-                        name_, num_workers_ - 1, worker)));
+  if (absl::Status bad = CheckWorker(worker); !bad.ok()) {
+    done(std::move(bad));
     return;
   }
   std::vector<std::pair<Waiter, Release>> released;
@@ -60,16 +59,9 @@ void WorkerClocks::TickAsync(int64_t worker, int64_t staleness, absl::Duration t
     Worker& self = workers_[worker];
     ++self.clock;
     self.last_heard = now;
-    const int64_t slowest = SlowestLocked();
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->second.clock - slowest <= it->second.staleness) {
-        const int64_t clock = it->second.clock;
-        released.emplace_back(std::move(it->second), Release{clock, slowest});
-        it = waiters_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    self.retired = false;
+    const int64_t slowest = SlowestLocked(self.clock);
+    released = ReleasableLocked(slowest);
     if (staleness < 0 || self.clock - slowest <= staleness) {
       release = Release{self.clock, slowest};
     } else {
@@ -99,10 +91,7 @@ void WorkerClocks::TickAsync(int64_t worker, int64_t staleness, absl::Duration t
       }
     }
   }
-  for (auto& [waiter, outcome] : released) {
-    Disarm(waiter);
-    waiter.done(outcome);
-  }
+  Complete(std::move(released));
   if (release) {
     done(*release);
   } else if (!failure.ok()) {
@@ -115,10 +104,55 @@ std::vector<WorkerClocks::Worker> WorkerClocks::State() const {
   return workers_;
 }
 
-int64_t WorkerClocks::SlowestLocked() const {
-  return std::min_element(workers_.begin(), workers_.end(),
-                          [](const Worker& a, const Worker& b) { return a.clock < b.clock; })
-      ->clock;
+absl::Status WorkerClocks::Retire(int64_t worker) {
+  RETURN_IF_ERROR(CheckWorker(worker));
+  std::vector<std::pair<Waiter, Release>> released;
+  {
+    absl::MutexLock lock(&mu_);
+    Worker& self = workers_[worker];
+    self.retired = true;
+    self.last_heard = absl::Now();
+    released = ReleasableLocked(SlowestLocked(self.clock));
+  }
+  Complete(std::move(released));
+  return absl::OkStatus();
+}
+
+absl::Status WorkerClocks::CheckWorker(int64_t worker) const {
+  if (worker >= 0 && worker < num_workers_) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("WorkerClocks '%s' counts workers 0 to %d; worker %d is not one of them",
+                      name_, num_workers_ - 1, worker));
+}
+
+int64_t WorkerClocks::SlowestLocked(int64_t fallback) const {
+  std::optional<int64_t> slowest;
+  for (const Worker& w : workers_) {
+    if (!w.retired && (!slowest || w.clock < *slowest)) slowest = w.clock;
+  }
+  return slowest.value_or(fallback);
+}
+
+std::vector<std::pair<WorkerClocks::Waiter, WorkerClocks::Release>>
+WorkerClocks::ReleasableLocked(int64_t slowest) {
+  std::vector<std::pair<Waiter, Release>> released;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->second.clock - slowest <= it->second.staleness) {
+      const int64_t clock = it->second.clock;
+      released.emplace_back(std::move(it->second), Release{clock, slowest});
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return released;
+}
+
+void WorkerClocks::Complete(std::vector<std::pair<Waiter, Release>> released) {
+  for (auto& [waiter, outcome] : released) {
+    Disarm(waiter);
+    waiter.done(outcome);
+  }
 }
 
 void WorkerClocks::Expire(uint64_t id, const absl::Status& cancel_cause) {
@@ -149,13 +183,13 @@ void WorkerClocks::Expire(uint64_t id, const absl::Status& cancel_cause) {
 }
 
 std::string WorkerClocks::WaitingForLocked(const Waiter& waiter, absl::Time now) const {
-  const int64_t slowest = SlowestLocked();
+  const int64_t slowest = SlowestLocked(waiter.clock);
   std::string text =
       absl::StrFormat("worker %d finished step %d and may run at most %d %s ahead", waiter.worker,
                       waiter.clock, waiter.staleness, waiter.staleness == 1 ? "step" : "steps");
   for (int i = 0; i < num_workers_; ++i) {
     const Worker& w = workers_[i];
-    if (w.clock != slowest) continue;
+    if (w.retired || w.clock != slowest) continue;
     if (w.last_heard == absl::InfinitePast()) {
       absl::StrAppendFormat(&text, "; worker %d is at step %d, never heard", i, w.clock);
     } else {

@@ -40,6 +40,7 @@ class WorkerClocks final : public ResourceBase, public std::enable_shared_from_t
   struct Worker {
     int64_t clock = 0;                             // Steps finished.
     absl::Time last_heard = absl::InfinitePast();  // InfinitePast: never.
+    bool retired = false;  // Finished training: nobody waits for it.
   };
   // What a tick returns when released: the step count its tick reached and
   // the slowest worker's count at that moment.
@@ -70,6 +71,12 @@ class WorkerClocks final : public ResourceBase, public std::enable_shared_from_t
   void TickAsync(int64_t worker, int64_t staleness, absl::Duration timeout,
                  StepCancellation* cancellation, TickDone done);
 
+  // `worker` has finished training: the others no longer wait for it, and
+  // the ticks that waited only for it are released. Its next tick, if it
+  // comes back, counts it in again. INVALID_ARGUMENT for a worker outside
+  // [0, num_workers).
+  absl::Status Retire(int64_t worker);
+
   // Every worker's clock and when it was last heard.
   std::vector<Worker> State() const;
 
@@ -85,7 +92,14 @@ class WorkerClocks final : public ResourceBase, public std::enable_shared_from_t
     Timer::Id timer;  // 0: no timeout.
   };
 
-  int64_t SlowestLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status CheckWorker(int64_t worker) const;
+  // The smallest clock of the workers not retired; `fallback` when all are.
+  int64_t SlowestLocked(int64_t fallback) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Takes the waiters that `slowest` lets go from waiters_.
+  std::vector<std::pair<Waiter, Release>> ReleasableLocked(int64_t slowest)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Completes what ReleasableLocked took; never under mu_.
+  static void Complete(std::vector<std::pair<Waiter, Release>> released);
   // Ends the wait of tick `id` if it is still waiting: ABORTED for its
   // timeout when `cancel_cause` is OK, else CANCELLED.
   void Expire(uint64_t id, const absl::Status& cancel_cause);

@@ -34,7 +34,8 @@ void RegisterAccumulatorGradients(GradientRegistry& r) {
       r.RegisterNoGradient(prefix + op);
     }
   }
-  for (const char* op : {"WorkerClocks", "WorkerClocksTick", "WorkerClocksState"}) {
+  for (const char* op :
+       {"WorkerClocks", "WorkerClocksTick", "WorkerClocksRetire", "WorkerClocksState"}) {
     r.RegisterNoGradient(op);
   }
 }

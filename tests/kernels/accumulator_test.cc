@@ -381,6 +381,11 @@ class Clocks {
     ASSIGN_OR_RETURN(std::vector<Tensor> out, tick->Wait());
     return std::make_pair(out[0].scalar<int64_t>(), out[1].scalar<int64_t>());
   }
+  absl::Status Retire(int32_t worker) const {
+    KernelTester t("WorkerClocksRetire");
+    t.WithResourceMgr(resources_).Input(handle_).Input<int32_t>({}, {worker});
+    return t.Run().status();
+  }
   absl::StatusOr<std::vector<Tensor>> State() const {
     KernelTester t("WorkerClocksState");
     t.WithResourceMgr(resources_).Input(handle_);
@@ -421,6 +426,32 @@ TEST(WorkerClocks, ZeroStalenessIsLockstep) {
   EXPECT_THAT(clocks.Tick(1, 0), IsOkAndHolds(Pair(1, 1)));
   EXPECT_THAT(Clocks::Released(first.get()), IsOkAndHolds(Pair(1, 1)));
   EXPECT_THAT(Clocks::Released(second.get()), IsOkAndHolds(Pair(1, 1)));
+}
+
+// A worker that finished training holds nobody back, whether others
+// already wait for it or tick later; if it comes back, it counts again.
+TEST(WorkerClocks, ARetiredWorkerHoldsNobodyBackUntilItTicksAgain) {
+  Clocks clocks(3);
+  ASSERT_OK(clocks.Tick(2).status());
+  std::unique_ptr<Started> waiting = clocks.StartTick(0, /*staleness=*/0);
+  EXPECT_FALSE(waiting->finished());
+  ASSERT_OK(clocks.Retire(1));
+  EXPECT_THAT(Clocks::Released(waiting.get()), IsOkAndHolds(Pair(1, 1)));
+  EXPECT_THAT(clocks.Tick(2, /*staleness=*/1), IsOkAndHolds(Pair(2, 1)));
+
+  ASSERT_OK(clocks.Tick(1).status());  // Back, at its step 1.
+  ASSERT_OK(clocks.Tick(0).status());
+  std::unique_ptr<Started> ahead = clocks.StartTick(2, /*staleness=*/1);
+  EXPECT_FALSE(ahead->finished());
+  ASSERT_OK(clocks.Tick(1).status());
+  EXPECT_THAT(Clocks::Released(ahead.get()), IsOkAndHolds(Pair(3, 2)));
+}
+
+TEST(WorkerClocks, WhenAllHaveRetiredATickWaitsForNobody) {
+  Clocks clocks(2);
+  ASSERT_OK(clocks.Retire(0));
+  ASSERT_OK(clocks.Retire(1));
+  EXPECT_THAT(clocks.Tick(0, /*staleness=*/0), IsOkAndHolds(Pair(1, 1)));
 }
 
 TEST(WorkerClocks, TimeoutIsAbortedAndNamesAWorkerNeverHeard) {
@@ -504,6 +535,8 @@ TEST(WorkerClocks, RejectsAWorkerOutOfRange) {
   for (int32_t worker : {2, -1}) {
     EXPECT_THAT(clocks.Tick(worker), StatusIs(absl::StatusCode::kInvalidArgument,
                                               AllOf(HasSubstr("clocks"), HasSubstr("worker"))));
+    EXPECT_THAT(clocks.Retire(worker), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                HasSubstr("not one of them")));
   }
 }
 
