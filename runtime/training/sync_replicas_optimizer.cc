@@ -1,0 +1,378 @@
+#include "runtime/training/sync_replicas_optimizer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+#include "ops/ops.h"
+#include "ops/uninitialized_variables.h"
+#include "runtime/training/queue_runner.h"
+
+namespace rill {
+namespace {
+
+absl::StatusOr<Operation> Built(const Scope& scope, const Operation& op) {
+  RETURN_IF_ERROR(scope.status());
+  return op;
+}
+
+int64_t TimeoutMs(absl::Duration timeout) {
+  return timeout == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(timeout);
+}
+
+// The worker's and the chief's initialisation around every new session,
+// the chief's queue runner, and errors that say what a late step waits for.
+class SyncReplicasHook final : public SessionRunHook {
+ public:
+  SyncReplicasHook(SyncReplicasNames names, bool is_chief, int num_tokens, int replicas_to_aggregate,
+                   int total_num_replicas, int worker_index, absl::Duration token_timeout)
+      : names_(std::move(names)),
+        is_chief_(is_chief),
+        num_tokens_(num_tokens),
+        replicas_to_aggregate_(replicas_to_aggregate),
+        total_num_replicas_(total_num_replicas),
+        worker_index_(worker_index),
+        token_timeout_(token_timeout),
+        queue_runner_(std::vector<std::string>{names_.sync_op}) {}
+
+  absl::Status AfterCreateSession(Session& session) override {
+    ASSIGN_OR_RETURN(std::vector<Tensor> uninitialized,
+                     session.Run({}, {names_.ready_for_local_init_op}));
+    if (uninitialized[0].NumElements() > 0) {
+      std::vector<std::string> names;
+      for (int64_t i = 0; i < uninitialized[0].NumElements(); ++i) {
+        names.push_back(uninitialized[0].data<std::string>()[i]);
+      }
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "synchronous replicas: the global variables are not initialized yet: %s",
+          absl::StrJoin(names, ", ")));
+    }
+    if (!is_chief_) return session.Run({}, {}, {names_.local_step_init_op}).status();
+    RETURN_IF_ERROR(session.Run({}, {}, {names_.chief_init_op}).status());
+    RETURN_IF_ERROR(DrainTokens(session));
+    RETURN_IF_ERROR(HandOutTokens(session, num_tokens_));
+    return queue_runner_.Start(&session);
+  }
+
+  absl::Status AfterRun(SessionRunContext& context, const std::vector<Tensor>& values) override {
+    (void)context;
+    (void)values;
+    // The sync loop failed (a ps went away): the step that hits it next
+    // would only wait for a token, so its error is the step's.
+    if (is_chief_ && !queue_runner_.running()) return queue_runner_.status();
+    return absl::OkStatus();
+  }
+
+  absl::Status AfterRunError(Session& session, absl::Status error) override {
+    if (!absl::IsDeadlineExceeded(error) ||
+        !absl::StrContains(error.message(), names_.token_dequeue)) {
+      return error;
+    }
+    return absl::AbortedError(absl::StrFormat(
+        "worker %d waited %s for the token of its next step: %s", worker_index_,
+        absl::FormatDuration(token_timeout_), WhoIsLate(session)));
+  }
+
+  // The chief's last round handed out tokens that workers took; a worker
+  // still in a step (a backup, or one whose gradient came late) gets one
+  // more, valued at the last step, so that it ends its step and stops
+  // rather than wait for a round that never comes.
+  absl::Status End(Session& session) override {
+    queue_runner_.RequestStop();
+    if (!is_chief_) return absl::OkStatus();
+    return HandOutTokens(session, total_num_replicas_);
+  }
+
+  void AfterCloseSession(Session& session) override {
+    (void)session;
+    queue_runner_.RequestStop();
+    queue_runner_.Join();
+  }
+
+ private:
+  // `count` tokens valued at the current global step.
+  absl::Status HandOutTokens(Session& session, int count) {
+    if (count <= 0) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::vector<Tensor> step, session.Run({}, {names_.global_step}));
+    Tensor tokens(DT_INT64, TensorShape({count}));
+    std::fill_n(tokens.data<int64_t>(), count, step[0].scalar<int64_t>());
+    return session
+        .Run({{names_.init_tokens, tokens}}, {}, {names_.init_tokens_op})
+        .status();
+  }
+
+  // Tokens a dead chief handed out and nobody took would let workers run
+  // ahead of the round; another worker may take one meanwhile, so the
+  // all-or-nothing drain is tried again.
+  absl::Status DrainTokens(Session& session) {
+    absl::Status status;
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      ASSIGN_OR_RETURN(std::vector<Tensor> size, session.Run({}, {names_.token_queue_size}));
+      if (size[0].scalar<int32_t>() == 0) return absl::OkStatus();
+      status = session.Run({}, {}, {names_.drain_tokens_op}).status();
+      if (status.ok()) return status;
+      if (!absl::IsDeadlineExceeded(status)) return status;
+    }
+    return status;
+  }
+
+  // "round 42: 1 of 2 gradients; worker 1 last heard 31.0 s ago (at its
+  // step 40)", read with a short deadline from a session that still works.
+  std::string WhoIsLate(Session& session) const {
+    RunOptions options;
+    options.timeout_in_ms = 5000;
+    std::vector<std::string> fetches = {names_.global_step, names_.num_accumulated};
+    if (!names_.clocks.empty()) {
+      fetches.push_back(names_.clocks);
+      fetches.push_back(names_.seconds_since_heard);
+    }
+    absl::StatusOr<std::vector<Tensor>> values = session.Run(options, {}, fetches, {}, nullptr);
+    if (!values.ok()) {
+      return absl::StrFormat("the round's state cannot be read either (%s)",
+                             values.status().message());
+    }
+    std::string text = absl::StrFormat("round %d: %d of %d gradients",
+                                       (*values)[0].scalar<int64_t>(),
+                                       (*values)[1].scalar<int32_t>(), replicas_to_aggregate_);
+    if (values->size() < 4) return text;
+    const Tensor& clocks = (*values)[2];
+    const Tensor& seconds = (*values)[3];
+    // The longest silent first.
+    std::vector<int> workers;
+    for (int w = 0; w < clocks.NumElements(); ++w) {
+      if (w != worker_index_) workers.push_back(w);
+    }
+    const auto silence = [&](int w) {
+      const double s = seconds.data<double>()[w];
+      return s < 0 ? 1e300 : s;
+    };
+    std::stable_sort(workers.begin(), workers.end(),
+                     [&](int a, int b) { return silence(a) > silence(b); });
+    for (int w : workers) {
+      const double s = seconds.data<double>()[w];
+      if (s < 0) {
+        absl::StrAppendFormat(&text, "; worker %d never heard", w);
+      } else {
+        absl::StrAppendFormat(&text, "; worker %d last heard %.1f s ago (after %d steps)", w, s,
+                              clocks.data<int64_t>()[w]);
+      }
+    }
+    return text;
+  }
+
+  const SyncReplicasNames names_;
+  const bool is_chief_;
+  const int num_tokens_;
+  const int replicas_to_aggregate_;
+  const int total_num_replicas_;
+  const int worker_index_;
+  const absl::Duration token_timeout_;
+  QueueRunner queue_runner_;
+};
+
+}  // namespace
+
+SyncReplicasOptimizer::SyncReplicasOptimizer(Optimizer* optimizer, SyncReplicasOptions options)
+    : optimizer_(optimizer),
+      options_(std::move(options)),
+      total_num_replicas_(options_.total_num_replicas < 0 ? options_.replicas_to_aggregate
+                                                          : options_.total_num_replicas) {}
+
+absl::StatusOr<Operation> SyncReplicasOptimizer::Minimize(const Scope& scope, const Output& loss,
+                                                          const std::vector<Variable>& variables,
+                                                          const Variable& global_step) {
+  ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
+                   ComputeGradients(scope, loss, variables));
+  return ApplyGradients(scope, gradients, global_step);
+}
+
+absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
+    const Scope& scope, const std::vector<GradientAndVariable>& gradients,
+    const Variable& global_step) {
+  RETURN_IF_ERROR(scope.status());
+  const int replicas = options_.replicas_to_aggregate;
+  if (replicas < 1 || total_num_replicas_ < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SyncReplicasOptimizer: replicas_to_aggregate (%d) and total_num_replicas (%d) must be "
+        ">= 1",
+        replicas, total_num_replicas_));
+  }
+  if (options_.worker_index >= total_num_replicas_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SyncReplicasOptimizer: worker_index %d is not below total_num_replicas %d",
+                        options_.worker_index, total_num_replicas_));
+  }
+  if (!global_step.ok()) {
+    return absl::InvalidArgumentError("SyncReplicasOptimizer: global_step is required");
+  }
+  if (built_) {
+    return absl::FailedPreconditionError(
+        "SyncReplicasOptimizer: ApplyGradients was called already; it builds one train op");
+  }
+  if (BaseType(global_step.ref().type()) != DT_INT64) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("SyncReplicasOptimizer: global step %s must be int64, not %s",
+                        global_step.name(), DataTypeString(BaseType(global_step.ref().type()))));
+  }
+  const Scope sync = scope.NewSubScope(options_.name);
+  const Operation& step_op = global_step.ref().op();
+  // Everything of the round but the gradients lives with the global step
+  // or with its variable, so that a round needs no worker once started.
+  const Scope beside_step = scope.ColocateWith(step_op);
+
+  const Scope local = options_.local_device.empty() ? scope : scope.WithDevice(options_.local_device);
+  const Variable local_step(local, "sync_rep_local_step", Tensor::Scalar<int64_t>(0));
+  RETURN_IF_ERROR(scope.status());
+  const Output local_step_value = local_step.value();
+
+  std::vector<Operation> applies;
+  std::vector<GradientAndVariable> averaged;
+  std::vector<Output> accumulators;
+  for (const GradientAndVariable& g : gradients) {
+    if (!g.gradient.ok()) {
+      averaged.push_back(g);
+      continue;
+    }
+    const Scope with_var = sync.ColocateWith(g.variable.ref().op());
+    ASSIGN_OR_RETURN(const PartialTensorShape shape, g.variable.ref().shape().AsTensorShape());
+    const ops::ConditionalAccumulator accumulator(
+        with_var.WithOpName("conditional_accumulator"), BaseType(g.gradient.type()), shape,
+        ops::ConditionalAccumulator::SharedName(g.variable.name() + ":0/grad_accum"));
+    applies.push_back(ops::AccumulatorApplyGradient(with_var, accumulator.handle, local_step_value,
+                                                    g.gradient)
+                          .operation);
+    const ops::Const num_required(with_var.WithOpName("num_required"),
+                                  Tensor::Scalar<int32_t>(replicas), DT_INT32);
+    const ops::AccumulatorTakeGradient take(with_var, accumulator.handle, num_required,
+                                            BaseType(g.gradient.type()));
+    averaged.push_back(GradientAndVariable{take.average, g.variable});
+    accumulators.push_back(accumulator.handle);
+  }
+  RETURN_IF_ERROR(scope.status());
+  if (accumulators.empty()) {
+    return absl::InvalidArgumentError("SyncReplicasOptimizer: no gradient for any variable");
+  }
+  ASSIGN_OR_RETURN(const Operation update,
+                   optimizer_->ApplyGradients(beside_step, averaged, &global_step,
+                                              options_.name + "/update"));
+
+  // The token queue and the worker clocks sit with the global step.
+  const ops::FIFOQueueV2 queue(beside_step.WithOpName("sync_token_q"), {DT_INT64},
+                               ops::FIFOQueueV2::Shapes({PartialTensorShape({})})
+                                   .Capacity(-1)
+                                   .SharedName("sync_token_q"));
+  std::vector<Operation> before_token = applies;
+  SyncReplicasNames names;
+  if (options_.worker_index >= 0) {
+    const ops::WorkerClocks clocks(beside_step.WithOpName(options_.name + "/worker_clocks"),
+                                   total_num_replicas_,
+                                   ops::WorkerClocks::SharedName(options_.name + "/worker_clocks"));
+    const ops::Const worker(beside_step.WithOpName(options_.name + "/worker_index"),
+                            Tensor::Scalar<int32_t>(options_.worker_index), DT_INT32);
+    const ops::WorkerClocksTick tick(
+        beside_step.WithOpName(options_.name + "/tick").WithControlDependencies(applies),
+        clocks.handle, worker);
+    before_token = {tick.operation};
+    const ops::WorkerClocksState state(beside_step.WithOpName(options_.name + "/worker_clocks_state"),
+                                       clocks.handle);
+    names.clocks = state.clocks.name();
+    names.seconds_since_heard = state.seconds_since_heard.name();
+  }
+  const ops::QueueDequeueV2 token(
+      beside_step.WithOpName("sync_token_q_Dequeue").WithControlDependencies(before_token),
+      queue.handle, {DT_INT64},
+      ops::QueueDequeueV2::TimeoutMs(TimeoutMs(options_.token_timeout)));
+  const ops::Assign train_op(local.WithOpName(options_.name + "/train_op"), local_step.ref(),
+                             token.components[0]);
+
+  // The sync op: after the update, one token per worker for the next step,
+  // valued at the new global step.
+  const int64_t tokens_per_step = std::max(total_num_replicas_, replicas);
+  const Scope after_update = beside_step.WithControlDependencies({update});
+  const ops::Const token_count(after_update.WithOpName(options_.name + "/tokens_per_step"),
+                               Tensor::FromVector<int64_t>({tokens_per_step}, TensorShape({1})),
+                               DT_INT64);
+  const ops::Fill tokens(after_update.WithOpName(options_.name + "/tokens"), token_count,
+                         global_step.value());
+  const ops::QueueEnqueueManyV2 sync_op(after_update.WithOpName("sync_token_q_EnqueueMany"),
+                                        queue.handle, {ops::Input(tokens)});
+
+  // Initial tokens, fed by the chief's hook; the drain it runs first.
+  const ops::Placeholder init_tokens(beside_step.WithOpName("sync_token_q_init_tokens"), DT_INT64,
+                                     ops::Placeholder::Shape(PartialTensorShape({-1})));
+  const ops::QueueEnqueueManyV2 enqueue_init(
+      beside_step.WithOpName("sync_token_q_init_tokens_EnqueueMany"), queue.handle,
+      {ops::Input(init_tokens)});
+  const ops::QueueSizeV2 size(beside_step.WithOpName("sync_token_q_Size"), queue.handle);
+  const ops::QueueDequeueManyV2 drain(beside_step.WithOpName("sync_token_q_drain"), queue.handle,
+                                     size, {DT_INT64}, ops::QueueDequeueManyV2::TimeoutMs(0));
+
+  // Initialisation: the local step from the global step; the chief also
+  // moves every accumulator to it.
+  const ops::Assign local_step_init(local.WithOpName(options_.name + "/local_step_init"),
+                                    local_step.ref(), global_step.value());
+  std::vector<Operation> chief_init = {local_step_init.operation};
+  for (const Output& accumulator : accumulators) {
+    chief_init.push_back(ops::AccumulatorSetGlobalStep(
+                             sync.ColocateWith(accumulator.op()).WithOpName("SetGlobalStep"),
+                             accumulator, global_step.value())
+                             .operation);
+  }
+  const ops::NoOp chief_init_op(sync.WithOpName("chief_init_op").WithControlDependencies(chief_init));
+  const ops::AccumulatorNumAccumulated num_accumulated(
+      sync.ColocateWith(accumulators[0].op()).WithOpName("num_accumulated"), accumulators[0]);
+
+  // Every variable but the local step is the chief's to initialize.
+  std::vector<Output> global_variables;
+  for (const Output& variable : AllVariables(scope)) {
+    if (variable.node() != local_step.ref().node()) global_variables.push_back(variable);
+  }
+  ASSIGN_OR_RETURN(const Output ready_for_local_init,
+                   ReportUninitializedVariables(sync.NewSubScope("ready_for_local_init"),
+                                                global_variables));
+  RETURN_IF_ERROR(scope.status());
+
+  names.train_op = train_op.operation.node()->name();
+  names.local_step = local_step.name();
+  names.local_step_init_op = local_step_init.operation.node()->name();
+  names.ready_for_local_init_op = ready_for_local_init.name();
+  names.chief_init_op = chief_init_op.operation.node()->name();
+  names.sync_op = sync_op.operation.node()->name();
+  names.token_queue = queue.operation.node()->name();
+  names.token_dequeue = token.operation.node()->name();
+  names.token_queue_size = size.size.name();
+  names.drain_tokens_op = drain.operation.node()->name();
+  names.init_tokens = init_tokens.output.name();
+  names.init_tokens_op = enqueue_init.operation.node()->name();
+  names.global_step = global_step.value().name();
+  names.num_accumulated = num_accumulated.num_accumulated.name();
+  names_ = std::move(names);
+  local_step_ = local_step;
+  built_ = true;
+  return Built(scope, train_op.operation);
+}
+
+absl::StatusOr<std::unique_ptr<SessionRunHook>> SyncReplicasOptimizer::MakeSessionRunHook(
+    bool is_chief, int num_tokens) const {
+  if (!built_) {
+    return absl::FailedPreconditionError(
+        "SyncReplicasOptimizer: ApplyGradients must be called before the session hook is made");
+  }
+  const int replicas = options_.replicas_to_aggregate;
+  if (num_tokens < 0) num_tokens = replicas;
+  if (num_tokens < replicas - total_num_replicas_) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SyncReplicasOptimizer: %d initial tokens are too few: with %d workers aggregating %d "
+        "gradients the first round needs at least %d",
+        num_tokens, total_num_replicas_, replicas, replicas - total_num_replicas_));
+  }
+  return std::unique_ptr<SessionRunHook>(
+      std::make_unique<SyncReplicasHook>(names_, is_chief, num_tokens, replicas,
+                                         total_num_replicas_, options_.worker_index,
+                                         options_.token_timeout));
+}
+
+}  // namespace rill
