@@ -5,9 +5,15 @@
 // (replica device setter), and trains through a supervised session: the
 // chief (task 0) restores the newest checkpoint in --logdir or initializes,
 // and writes checkpoints and summaries there; the other workers wait until
-// the model is ready. Updates are asynchronous (--issync 0).
+// the model is ready. Updates are asynchronous (--issync 0), synchronous
+// (--issync 1: every step applies the mean of --replicas_to_aggregate
+// workers' gradients, the rest are --backup_workers), or asynchronous with
+// bounded staleness (--staleness K: no worker runs more than K steps ahead
+// of the slowest; 0 is lockstep).
 //   distributed_mnist --ps_hosts=H:P[,...] --worker_hosts=H:P[,...]
-//       --job_name=ps|worker --task_index=N [--issync=0] [--logdir DIR]
+//       --job_name=ps|worker --task_index=N [--issync=0|1] [--logdir DIR]
+//       [--replicas_to_aggregate R] [--backup_workers B] [--staleness K]
+//       [--sync_timeout_secs N] [--step_delay_ms N]
 //       [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
@@ -36,9 +42,11 @@
 #include "runtime/data/idx_reader.h"
 #include "runtime/server.h"
 #include "runtime/training/basic_session_run_hooks.h"
+#include "runtime/training/bounded_staleness.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/monitored_session.h"
 #include "runtime/training/saver.h"
+#include "runtime/training/sync_replicas_optimizer.h"
 
 namespace rill::examples {
 namespace {
@@ -58,6 +66,13 @@ struct Flags {
   std::optional<int64_t> save_checkpoint_secs;
   std::optional<int64_t> save_checkpoint_steps;
   int64_t trace_steps = 0;
+  std::optional<int64_t> replicas_to_aggregate;
+  std::optional<int64_t> backup_workers;
+  std::optional<int64_t> staleness;
+  // How long a synchronous or staleness-bounded step waits for the others.
+  int64_t sync_timeout_secs = 60;
+  // A pause before each step: a slow worker, for tests of the bounds.
+  int64_t step_delay_ms = 0;
 };
 
 absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
@@ -117,6 +132,21 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       flags.save_checkpoint_secs = secs;
     } else if (name == "trace_steps") {
       RETURN_IF_ERROR(positive(name, value, &flags.trace_steps));
+    } else if (name == "replicas_to_aggregate") {
+      int64_t replicas = 0;
+      RETURN_IF_ERROR(positive(name, value, &replicas));
+      flags.replicas_to_aggregate = replicas;
+    } else if (name == "backup_workers" || name == "staleness" || name == "step_delay_ms") {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n < 0) {
+        return absl::InvalidArgumentError(
+            fmt::format("--{} '{}': expected a whole number >= 0", name, value));
+      }
+      if (name == "backup_workers") flags.backup_workers = n;
+      if (name == "staleness") flags.staleness = n;
+      if (name == "step_delay_ms") flags.step_delay_ms = n;
+    } else if (name == "sync_timeout_secs") {
+      RETURN_IF_ERROR(positive(name, value, &flags.sync_timeout_secs));
     } else if (name == "save_checkpoint_steps") {
       int64_t steps = 0;
       RETURN_IF_ERROR(positive(name, value, &steps));
@@ -161,12 +191,80 @@ struct Graph {
   std::string accuracy;
   std::string train;
   Scaffold scaffold;
+  std::string mode;  // "async", "sync 2 of 3", "staleness 2".
+  // Synchronous: the local step after a step (the token, the global step
+  // the next step starts at), and the hook that runs the chief's loop.
+  std::string token;
+  std::unique_ptr<SessionRunHook> sync_hook;
+  // Bounded staleness: this worker's clock and the slowest one's.
+  std::string clock;
+  std::string slowest;
+  std::string retire;  // Run when this worker is done, so nobody waits for it.
 };
+
+// --issync 1 aggregates R of the W workers' gradients (W - R backups).
+absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_workers) {
+  const int64_t backups = flags.backup_workers.value_or(
+      flags.replicas_to_aggregate ? num_workers - *flags.replicas_to_aggregate : 0);
+  const int64_t replicas = flags.replicas_to_aggregate.value_or(num_workers - backups);
+  if (replicas < 1 || replicas + backups != num_workers) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--replicas_to_aggregate {} and --backup_workers {} must add up to the {} workers of "
+        "--worker_hosts",
+        replicas, backups, num_workers));
+  }
+  SyncReplicasOptions options;
+  options.replicas_to_aggregate = static_cast<int>(replicas);
+  options.total_num_replicas = num_workers;
+  options.token_timeout = absl::Seconds(flags.sync_timeout_secs);
+  return options;
+}
 
 absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
-  const FashionModelOptions model_options{flags.learning_rate, &global_step};
+  const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
+  const int task = config.task.index;
+  const std::string worker_device = fmt::format("/job:worker/task:{}", task);
+  Graph graph;
+  graph.mode = "async";
+  std::optional<SyncReplicasOptimizer> sync;
+  FashionModelOptions model_options{flags.learning_rate, &global_step};
+  if (config.sync_replicas) {
+    if (flags.staleness) {
+      return absl::InvalidArgumentError(
+          "--staleness bounds asynchronous training; --issync 1 is synchronous already");
+    }
+    ASSIGN_OR_RETURN(SyncReplicasOptions options, SyncOptions(flags, num_workers));
+    options.worker_index = task;
+    options.local_device = worker_device;
+    graph.mode = fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
+    model_options.build_train = [&sync, &global_step, options](
+                                    const Scope& scope, Optimizer& adam, const Output& loss,
+                                    const std::vector<Variable>& variables) {
+      sync.emplace(&adam, options);
+      return sync->Minimize(scope, loss, variables, global_step);
+    };
+  } else if (flags.staleness) {
+    graph.mode = fmt::format("staleness {}", *flags.staleness);
+    model_options.build_train = [&](const Scope& scope, Optimizer& adam, const Output& loss,
+                                    const std::vector<Variable>& variables)
+        -> absl::StatusOr<Operation> {
+      ASSIGN_OR_RETURN(const Operation update,
+                       adam.Minimize(scope, loss, variables, &global_step));
+      BoundedStalenessOptions options;
+      options.num_workers = num_workers;
+      options.worker_index = task;
+      options.staleness = static_cast<int>(*flags.staleness);
+      options.timeout = absl::Seconds(flags.sync_timeout_secs);
+      ASSIGN_OR_RETURN(const BoundedStep bounded,
+                       BoundStaleness(scope, update, global_step, options));
+      graph.clock = bounded.clock.name();
+      graph.slowest = bounded.slowest.name();
+      graph.retire = bounded.retire.node()->name();
+      return bounded.train_op;
+    };
+  }
   ASSIGN_OR_RETURN(const FashionModel model, flags.model == "cnn"
                                                  ? BuildFashionCnn(root, model_options)
                                                  : BuildFashionMlp(root, model_options));
@@ -175,11 +273,15 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
       {ops::Input(ops::ScalarSummary(root.WithOpName("loss_summary"), "loss", model.loss)),
        ops::Input(ops::ScalarSummary(root.WithOpName("accuracy_summary"), "accuracy",
                                      model.accuracy))});
-  Graph graph;
   graph.loss = model.loss.name();
   graph.accuracy = model.accuracy.name();
   graph.train = model.train.name();
-  const std::vector<Output> variables = AllVariables(root);
+  // The local step of synchronous training is each worker's own: neither
+  // the chief's to initialize nor a checkpoint's.
+  std::vector<Output> variables;
+  for (const Output& variable : AllVariables(root)) {
+    if (!sync || variable.node() != sync->local_step().ref().node()) variables.push_back(variable);
+  }
   ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, variables));
   std::map<std::string, Output> by_name;
   for (const Output& variable : variables) by_name.emplace(variable.node()->name(), variable);
@@ -198,6 +300,12 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
   graph.scaffold.summary_op = summaries.name();
   graph.scaffold.global_step = global_step.ref().name();
   graph.scaffold.saver = std::move(saver);
+  if (sync) {
+    graph.scaffold.ready_for_local_init_op = sync->names().ready_for_local_init_op;
+    graph.scaffold.local_init_op = sync->names().local_step_init_op;
+    graph.token = sync->names().train_op + ":0";
+    ASSIGN_OR_RETURN(graph.sync_hook, sync->MakeSessionRunHook(/*is_chief=*/task == 0));
+  }
   return graph;
 }
 
@@ -272,6 +380,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   ASSIGN_OR_RETURN(std::unique_ptr<SessionRunHook> stop,
                    StopAtStepHook::Create({.last_step = flags.train_steps}));
   options.hooks.push_back(std::move(stop));
+  if (graph.sync_hook != nullptr) options.hooks.push_back(std::move(graph.sync_hook));
   if (is_chief) {
     fmt::print("Worker {}: Initializing session...\n", task);
   } else {
@@ -294,22 +403,36 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   // Each worker sees the data in its own order.
   data.Shuffle(42 + static_cast<uint64_t>(task)).Batch(flags.batch_size).Repeat(-1).Prefetch(2);
   ASSIGN_OR_RETURN(auto batches, data.MakeIterator());
-  const std::string& global_step = graph.scaffold.global_step;
-  const std::vector<std::string> fetches = {graph.loss, global_step};
+  // The step value after a step: the token of a synchronous step, else the
+  // global step as read in the step, before its own increment.
+  const bool sync = !graph.token.empty();
+  const bool bounded = !graph.clock.empty();
+  std::vector<std::string> fetches = {graph.loss, sync ? graph.token : graph.scaffold.global_step};
+  if (bounded) {
+    fetches.push_back(graph.clock);
+    fetches.push_back(graph.slowest);
+  }
   const std::vector<std::string> targets = {graph.train};
   int64_t local_step = 0;
   int64_t last_global_step = 0;
+  int64_t max_lead = 0;  // Bounded staleness: the most steps ahead of the slowest.
   const auto train_start = std::chrono::steady_clock::now();
   auto window_start = train_start;
   int64_t window_steps = 0;
   while (!session->ShouldStop()) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
+    if (flags.step_delay_ms > 0) absl::SleepFor(absl::Milliseconds(flags.step_delay_ms));
     ASSIGN_OR_RETURN(auto values,
                      session->Run({{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, fetches, targets));
     ++local_step;
     ++window_steps;
-    // The global step as read in this step, before its own increment.
-    last_global_step = values[1].scalar<int64_t>() + 1;
+    last_global_step = values[1].scalar<int64_t>() + (sync ? 0 : 1);
+    if (bounded) {
+      max_lead = std::max(max_lead, values[2].scalar<int64_t>() - values[3].scalar<int64_t>());
+    }
+    // The chief stops at the last step (StopAtStepHook); a worker whose
+    // token is the last step stops too, since no round follows it.
+    if (sync && last_global_step >= flags.train_steps) break;
     if (local_step % flags.log_every == 0) {
       const auto now = std::chrono::steady_clock::now();
       const double seconds = std::chrono::duration<double>(now - window_start).count();
@@ -332,33 +455,33 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   }
   const double train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - train_start).count();
+  if (bounded) RETURN_IF_ERROR(session->raw_session()->Run({}, {}, {graph.retire}).status());
   if (flags.trace_steps > 0) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
     RETURN_IF_ERROR(TraceSteps(*session->raw_session(),
                                {{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, targets,
                                flags.trace_steps, task));
   }
+  // The global step now: a synchronous worker's last token may be a round
+  // behind the chief's sync loop.
   ASSIGN_OR_RETURN(auto accuracy,
                    session->raw_session()->Run({{"x", test.images}, {"labels", test.labels}},
-                                               {graph.accuracy}));
+                                               {graph.accuracy, graph.scaffold.global_step}));
+  last_global_step = accuracy[1].scalar<int64_t>();
   RETURN_IF_ERROR(session->Close());
   fmt::print("Worker {}: test accuracy {:.4f} after {} local steps (global step {})\n", task,
              accuracy[0].scalar<float>(), local_step, last_global_step);
   fmt::print(
-      "result: {{\"task\": {}, \"test_accuracy\": {:.4f}, \"local_steps\": {}, "
-      "\"global_step\": {}, \"train_seconds\": {:.3f}}}\n",
-      task, accuracy[0].scalar<float>(), local_step, last_global_step, train_seconds);
+      "result: {{\"task\": {}, \"mode\": \"{}\", \"test_accuracy\": {:.4f}, \"local_steps\": {}, "
+      "\"global_step\": {}, \"train_seconds\": {:.3f}, \"max_lead\": {}}}\n",
+      task, graph.mode, accuracy[0].scalar<float>(), local_step, last_global_step, train_seconds,
+      bounded ? max_lead : -1);
   return absl::OkStatus();
 }
 
 absl::Status Run(int argc, char** argv) {
   ASSIGN_OR_RETURN(const Flags flags, ParseFlags(argc, argv));
   ASSIGN_OR_RETURN(const ServerConfig config, ClusterConfig(flags));
-  if (config.sync_replicas) {
-    return absl::UnimplementedError(
-        "--issync 1: synchronous training (gradients aggregated per step) is not available "
-        "yet; run with --issync 0 (asynchronous updates)");
-  }
   if (config.task.job == "ps") return RunPs(config);
   if (config.task.job != "worker") {
     return absl::InvalidArgumentError(

@@ -54,7 +54,11 @@ absl::StatusOr<FashionModel> Finish(const Scope& root, const Output& logits, con
   m.accuracy = ops::Mean(root.WithOpName("accuracy"),
                          ops::Cast(root, ops::Equal(root, predicted, labels), DT_FLOAT), 0);
   AdamOptimizer adam(options.learning_rate);
-  ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.loss, variables, options.global_step));
+  if (options.build_train) {
+    ASSIGN_OR_RETURN(m.train, options.build_train(root, adam, m.loss, variables));
+  } else {
+    ASSIGN_OR_RETURN(m.train, adam.Minimize(root, m.loss, variables, options.global_step));
+  }
   m.init = GlobalVariablesInitializer(root);
   RETURN_IF_ERROR(root.status());
   return m;

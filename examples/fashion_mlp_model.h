@@ -4,9 +4,13 @@
 #ifndef RILL_EXAMPLES_FASHION_MLP_MODEL_H_
 #define RILL_EXAMPLES_FASHION_MLP_MODEL_H_
 
+#include <functional>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
+#include "runtime/training/optimizer.h"
 
 namespace rill::examples {
 
@@ -23,6 +27,11 @@ struct FashionModelOptions {
   // Incremented by every training step when given (between-graph training
   // counts steps across workers with it).
   const Variable* global_step = nullptr;
+  // Builds the training op from Adam, the loss and the variables (a
+  // synchronous or staleness-bounded step); unset: Adam's Minimize.
+  std::function<absl::StatusOr<Operation>(const Scope&, Optimizer&, const Output& loss,
+                                          const std::vector<Variable>& variables)>
+      build_train;
 };
 
 absl::StatusOr<FashionModel> BuildFashionMlp(const Scope& root,

@@ -27,13 +27,13 @@ using ::testing::HasSubstr;
 class DistributedMnist : public ::testing::Test {
  protected:
   DistributedMnist() {
-    for (int i = 0; i < 3; ++i) hosts_.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
+    for (int i = 0; i < 4; ++i) hosts_.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
   }
 
   std::unique_ptr<testing::ServerProcess> Task(const std::string& job, int index,
                                                std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--ps_hosts=" + hosts_[0],
-                                     "--worker_hosts=" + hosts_[1] + "," + hosts_[2],
+                                     "--worker_hosts=" + WorkerHosts(),
                                      "--job_name=" + job, "--task_index=" + std::to_string(index),
                                      "--issync=0",
                                      "--logdir=" + logdir_,
@@ -44,6 +44,12 @@ class DistributedMnist : public ::testing::Test {
         testing::ServerProcess::Spawn(args);
     EXPECT_OK(process);
     return process.ok() ? *std::move(process) : nullptr;
+  }
+
+  std::string WorkerHosts() const {
+    std::string hosts = hosts_[1];
+    for (int w = 1; w < num_workers_; ++w) hosts += "," + hosts_[1 + w];
+    return hosts;
   }
 
   // Waits (at most `timeout`) until `task`'s output matches `pattern`.
@@ -75,7 +81,8 @@ class DistributedMnist : public ::testing::Test {
     return std::stoll(latest->substr(latest->rfind('-') + 1));
   }
 
-  std::vector<std::string> hosts_;  // ps, worker 0, worker 1.
+  std::vector<std::string> hosts_;  // ps, worker 0, worker 1, worker 2.
+  int num_workers_ = 2;
   const std::string logdir_ = testing::MakeTempDir() + "/logs";
 };
 
@@ -182,6 +189,104 @@ TEST_F(DistributedMnist, RestartedPsContinuesFromTheLastCheckpoint) {
   EXPECT_THAT(chief->Log(), HasSubstr("creating a new session"));
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 1500);
   EXPECT_GE(CheckpointStep().value_or(0), 1500);
+}
+
+// Synchronous training (--issync 1): every step applies the mean of both
+// workers' gradients once; both stop at the last step.
+TEST_F(DistributedMnist, SynchronousTrainingReachesAccuracy) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--issync=1", "--train_steps=1200"};
+  auto worker1 = Task("worker", 1, args);
+  auto chief = Task("worker", 0, args);
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_THAT(chief->Log(), HasSubstr("\"mode\": \"sync 2 of 2\""));
+  EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 1200);
+  // Each round took two gradients, whoever computed them (as in
+  // TensorFlow, a worker that is quicker to its token may give both), and
+  // a worker's step past the last round is the only one wasted.
+  const double chief_steps = Result(chief->Log(), "local_steps").value_or(0);
+  const double worker1_steps = Result(worker1->Log(), "local_steps").value_or(0);
+  EXPECT_GE(chief_steps + worker1_steps, 2 * 1200);
+  EXPECT_LE(chief_steps + worker1_steps, 2 * 1200 + 2);
+  EXPECT_GE(chief_steps, 100) << chief->Log();
+  EXPECT_GE(worker1_steps, 100) << worker1->Log();
+  EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.8) << chief->Log();
+}
+
+// Three workers aggregating two: one killed mid-training is a backup's
+// loss, and the others finish.
+TEST_F(DistributedMnist, SynchronousTrainingGoesOnWithoutAKilledBackupWorker) {
+  num_workers_ = 3;
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--issync=1", "--backup_workers=1", "--train_steps=600"};
+  auto chief = Task("worker", 0, args);
+  auto worker1 = Task("worker", 1, args);
+  auto worker2 = Task("worker", 2, args);
+  ASSERT_TRUE(WaitForLog(*worker2, "Worker 2: local step 100")) << worker2->Log();
+  worker2->Kill(SIGKILL);
+  worker2->WaitExit();
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_THAT(chief->Log(), HasSubstr("\"mode\": \"sync 2 of 3\""));
+  EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 600);
+}
+
+// Without a backup, a killed worker stops the rounds: the chief's step fails
+// in bounded time saying who it waits for, its session recovers, and once
+// the worker is back, training finishes.
+TEST_F(DistributedMnist, SynchronousTrainingWaitsBoundedlyForAKilledWorkerThenResumes) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--issync=1", "--train_steps=500",
+                                         "--sync_timeout_secs=2"};
+  auto chief = Task("worker", 0, args);
+  auto worker1 = Task("worker", 1, args);
+  ASSERT_TRUE(WaitForLog(*worker1, "Worker 1: local step 100")) << worker1->Log();
+  worker1->Kill(SIGKILL);
+  worker1->WaitExit();
+  ASSERT_TRUE(WaitForLog(*chief, "waited 2s for the token of its next step: round \\d+: [01] of 2 "
+                                 "gradients; worker 1 last heard [0-9.]+ s ago"))
+      << chief->Log();
+  EXPECT_THAT(chief->Log(), HasSubstr("creating a new session"));
+  worker1 = Task("worker", 1, args);
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 500);
+}
+
+// The chief killed mid-training comes back: it restores, resets the round
+// and hands out tokens again, and both workers finish.
+TEST_F(DistributedMnist, SynchronousTrainingResumesAfterTheChiefRestarts) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--issync=1", "--train_steps=600",
+                                         "--save_checkpoint_steps=100", "--sync_timeout_secs=5"};
+  auto chief = Task("worker", 0, args);
+  auto worker1 = Task("worker", 1, args);
+  ASSERT_TRUE(WaitForLog(*chief, "Worker 0: local step 200")) << chief->Log();
+  chief->Kill(SIGKILL);
+  chief->WaitExit();
+  auto restarted = Task("worker", 0, args);
+  ASSERT_EQ(restarted->WaitExit(absl::Seconds(240)).code, 0) << restarted->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_GE(Result(restarted->Log(), "global_step").value_or(0), 600);
+}
+
+// --staleness 1 with one worker slowed down: neither runs more than one
+// step ahead of the other.
+TEST_F(DistributedMnist, BoundedStalenessHoldsWithASlowWorker) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--staleness=1", "--train_steps=300"};
+  auto chief = Task("worker", 0, args);
+  std::vector<std::string> slow = args;
+  slow.push_back("--step_delay_ms=20");
+  auto worker1 = Task("worker", 1, slow);
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_THAT(chief->Log(), HasSubstr("\"mode\": \"staleness 1\""));
+  const double chief_lead = Result(chief->Log(), "max_lead").value_or(-1);
+  EXPECT_GE(chief_lead, 0);
+  EXPECT_LE(chief_lead, 1) << chief->Log();
+  EXPECT_LE(Result(worker1->Log(), "max_lead").value_or(-1), 1) << worker1->Log();
 }
 
 }  // namespace
