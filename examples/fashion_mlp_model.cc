@@ -95,11 +95,11 @@ absl::StatusOr<FashionModel> BuildFashionCnn(const Scope& root,
     return Output(ops::MaxPool(s, conv, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME"));
   };
   std::vector<Variable> vars;
-  const Output pool1 = conv_pool("conv1", images, 1, 16, 3, &vars);
-  const Output pool2 = conv_pool("conv2", pool1, 16, 32, 4, &vars);
-  const Output flat = ops::Reshape(root, pool2, {-1, 7 * 7 * 32});
-  const Output hidden = Dense(root, "hidden", flat, 7 * 7 * 32, 128, 5, /*relu=*/true, &vars);
-  const Output logits = Dense(root, "logits", hidden, 128, 10, 6, /*relu=*/false, &vars);
+  const Output pool1 = conv_pool("conv1", images, 1, 32, 3, &vars);
+  const Output pool2 = conv_pool("conv2", pool1, 32, 64, 4, &vars);
+  const Output flat = ops::Reshape(root, pool2, {-1, 7 * 7 * 64});
+  const Output hidden = Dense(root, "hidden", flat, 7 * 7 * 64, 1024, 5, /*relu=*/true, &vars);
+  const Output logits = Dense(root, "logits", hidden, 1024, 10, 6, /*relu=*/false, &vars);
   return Finish(root, logits, in.labels, vars, options);
 }
 

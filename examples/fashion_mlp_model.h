@@ -36,8 +36,9 @@ struct FashionModelOptions {
 
 absl::StatusOr<FashionModel> BuildFashionMlp(const Scope& root,
                                              const FashionModelOptions& options = {});
-// conv 5x5x16 (relu, 2x2 max pool), conv 5x5x32 (relu, 2x2 max pool),
-// dense 128 (relu), dense 10; the same placeholders as the MLP.
+// conv 5x5x32 (relu, 2x2 max pool), conv 5x5x64 (relu, 2x2 max pool),
+// dense 1024 (relu), dense 10, as TensorFlow's deep MNIST tutorial; the
+// same placeholders as the MLP.
 absl::StatusOr<FashionModel> BuildFashionCnn(const Scope& root,
                                              const FashionModelOptions& options = {});
 
