@@ -58,26 +58,54 @@ case "$mode" in
     echo "== one session API, local and on a cluster of 1 ps + 2 workers with two CPUs each"
     build/examples/cluster_devices
     echo
-    echo "== between-graph training: Fashion-MNIST on 1 ps + 2 workers (async), as the TensorFlow scripts run"
-    mnist_logdir="$(mktemp -d)/distributed_mnist"
-    ports=$(python3 -c 'import socket
+    # One between-graph run of Fashion-MNIST on 1 ps + 2 workers, as the
+    # TensorFlow scripts run: train_mnist LOGDIR FLAGS... (the chief's
+    # output goes to LOGDIR/chief.log too).
+    train_mnist() {
+      local logdir="$1"; shift
+      local ports ps_port w0_port w1_port ps_pid worker1_pid
+      ports=$(python3 -c 'import socket
 socks = [socket.socket() for _ in range(3)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))')
-    read -r ps_port w0_port w1_port <<< "$ports"
-    cluster=(--ps_hosts="127.0.0.1:$ps_port" --worker_hosts="127.0.0.1:$w0_port,127.0.0.1:$w1_port"
-             --issync=0 --logdir="$mnist_logdir" --train_steps=4000 --log_every=500
-             --validate_every=1000 --save_checkpoint_steps=1000)
-    build/examples/distributed_mnist "${cluster[@]}" --job_name=ps --task_index=0 2>/dev/null &
-    ps_pid=$!
-    build/examples/distributed_mnist "${cluster[@]}" --job_name=worker --task_index=1 2>/dev/null &
-    worker1_pid=$!
-    build/examples/distributed_mnist "${cluster[@]}" --job_name=worker --task_index=0 2>/dev/null ||
-      status=1
-    wait "$worker1_pid" || status=1
-    kill "$ps_pid"; wait "$ps_pid" 2>/dev/null || true
-    build/cli/rill checkpoint "$mnist_logdir"
-    ls "$mnist_logdir" | grep tfevents
+      read -r ps_port w0_port w1_port <<< "$ports"
+      local cluster=(--ps_hosts="127.0.0.1:$ps_port"
+                     --worker_hosts="127.0.0.1:$w0_port,127.0.0.1:$w1_port" --logdir="$logdir"
+                     --log_every=500 --validate_every=1000 --save_checkpoint_steps=1000 "$@")
+      mkdir -p "$logdir"
+      build/examples/distributed_mnist "${cluster[@]}" --job_name=ps --task_index=0 2>/dev/null &
+      ps_pid=$!
+      build/examples/distributed_mnist "${cluster[@]}" --job_name=worker --task_index=1 \
+        > "$logdir/worker1.log" 2>/dev/null &
+      worker1_pid=$!
+      build/examples/distributed_mnist "${cluster[@]}" --job_name=worker --task_index=0 2>/dev/null |
+        tee "$logdir/chief.log" || status=1
+      wait "$worker1_pid" || status=1
+      kill "$ps_pid"; wait "$ps_pid" 2>/dev/null || true
+    }
+    echo "== between-graph training: Fashion-MNIST on 1 ps + 2 workers, asynchronous (--issync 0)"
+    mnist_logs="$(mktemp -d)"
+    train_mnist "$mnist_logs/async" --issync=0 --train_steps=4000
+    build/cli/rill checkpoint "$mnist_logs/async"
+    ls "$mnist_logs/async" | grep tfevents
+    echo
+    echo "== the same, synchronous (--issync 1): each step applies the mean of both workers' gradients"
+    # 2000 rounds of two batches: as many examples as 4000 asynchronous steps.
+    train_mnist "$mnist_logs/sync" --issync=1 --train_steps=2000
+    echo
+    echo "== asynchronous and synchronous, after the same 256000 examples (the chief's results)"
+    python3 - "$mnist_logs" <<'PY' || status=1
+import json, sys
+print(f"{'mode':12} {'test accuracy':>13} {'examples/s':>11} {'global steps':>12}")
+for mode, per_step in (("async", 1), ("sync", 2)):
+    with open(f"{sys.argv[1]}/{mode}/chief.log") as log:
+        r = json.loads([l for l in log if l.startswith("result: ")][-1][len("result: "):])
+    with open(f"{sys.argv[1]}/{mode}/worker1.log") as log:
+        w = json.loads([l for l in log if l.startswith("result: ")][-1][len("result: "):])
+    seconds = max(r["train_seconds"], w["train_seconds"])
+    examples = r["global_step"] * per_step * 64
+    print(f"{r['mode']:12} {r['test_accuracy']:13.4f} {examples / seconds:11.0f} {r['global_step']:12}")
+PY
     echo
     echo "== rill place: the regression graph for 2 ps tasks and a worker"
     build/cli/rill place ../shared/testdata/tf_graphs/rust_regression_ckpt.pb \
