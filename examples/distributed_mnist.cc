@@ -52,6 +52,7 @@ namespace rill::examples {
 namespace {
 
 constexpr int64_t kValidationRows = 5000;
+constexpr int64_t kMaxReplicasToAggregate = 1 << 20;
 
 struct Flags {
   std::map<std::string, std::string> cluster;  // ps_hosts, worker_hosts, job_name, ...
@@ -202,16 +203,31 @@ struct Graph {
   std::string retire;  // Run when this worker is done, so nobody waits for it.
 };
 
-// --issync 1 aggregates R of the W workers' gradients (W - R backups).
+// --issync 1 aggregates R of the W workers' gradients: W - R backups, or,
+// as in TensorFlow, R > W for several batches of each worker per update.
 absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_workers) {
-  const int64_t backups = flags.backup_workers.value_or(
-      flags.replicas_to_aggregate ? num_workers - *flags.replicas_to_aggregate : 0);
-  const int64_t replicas = flags.replicas_to_aggregate.value_or(num_workers - backups);
-  if (replicas < 1 || replicas + backups != num_workers) {
-    return absl::InvalidArgumentError(fmt::format(
-        "--replicas_to_aggregate {} and --backup_workers {} must add up to the {} workers of "
-        "--worker_hosts",
-        replicas, backups, num_workers));
+  int64_t replicas = num_workers;
+  if (flags.backup_workers) {
+    replicas = num_workers - *flags.backup_workers;
+    if (replicas < 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("--backup_workers {} leaves none of the {} workers of --worker_hosts to "
+                      "aggregate gradients from",
+                      *flags.backup_workers, num_workers));
+    }
+    if (flags.replicas_to_aggregate && *flags.replicas_to_aggregate != replicas) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--replicas_to_aggregate {} and --backup_workers {} must add up to the {} workers of "
+          "--worker_hosts",
+          *flags.replicas_to_aggregate, *flags.backup_workers, num_workers));
+    }
+  } else if (flags.replicas_to_aggregate) {
+    replicas = *flags.replicas_to_aggregate;
+    if (replicas > kMaxReplicasToAggregate) {
+      return absl::InvalidArgumentError(
+          fmt::format("--replicas_to_aggregate {}: at most {} gradients are aggregated per update",
+                      replicas, kMaxReplicasToAggregate));
+    }
   }
   SyncReplicasOptions options;
   options.replicas_to_aggregate = static_cast<int>(replicas);

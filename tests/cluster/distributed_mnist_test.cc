@@ -289,5 +289,26 @@ TEST_F(DistributedMnist, BoundedStalenessHoldsWithASlowWorker) {
   EXPECT_LE(Result(worker1->Log(), "max_lead").value_or(-1), 1) << worker1->Log();
 }
 
+// Settings that cannot work are refused up front, naming the flags.
+TEST_F(DistributedMnist, RefusesSynchronousSettingsThatCannotWork) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--issync=1", "--replicas_to_aggregate=2", "--backup_workers=1"},
+       "--replicas_to_aggregate 2 and --backup_workers 1 must add up to the 2 workers"},
+      {{"--issync=1", "--backup_workers=2"},
+       "--backup_workers 2 leaves none of the 2 workers of --worker_hosts"},
+      {{"--issync=1", "--staleness=1"}, "--staleness bounds asynchronous training"},
+      {{"--staleness=-1"}, "--staleness '-1': expected a whole number >= 0"},
+      {{"--replicas_to_aggregate=0"}, "--replicas_to_aggregate"},
+      {{"--issync=1", "--replicas_to_aggregate=99999999999"}, "at most 1048576 gradients"},
+  };
+  for (const auto& [flags, message] : cases) {
+    auto worker = Task("worker", 0, flags);
+    const testing::ExitStatus exit = worker->WaitExit(absl::Seconds(30));
+    EXPECT_TRUE(exit.exited) << worker->Log();
+    EXPECT_NE(exit.code, 0) << worker->Log();
+    EXPECT_THAT(worker->Log(), HasSubstr(message));
+  }
+}
+
 }  // namespace
 }  // namespace rill
