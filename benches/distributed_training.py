@@ -1,24 +1,32 @@
 #!/usr/bin/env python3
-"""Between-graph async training throughput beside one process, same run.
+"""Between-graph training (async, sync, bounded staleness) beside one process, same run.
 
-    benches/distributed_training.py [--build DIR] [--rounds N] [--steps N]
+    benches/distributed_training.py [--build DIR] [--rounds N] [--models mlp,cnn]
+        [--mlp_examples N] [--cnn_examples N] [--modes one,async,sync,staleness2]
 
-Each round runs, in alternating order, (a) examples/fashion_mnist_mlp for one
-epoch in one process and (b) examples/distributed_mnist on 1 ps + 2 workers on
-127.0.0.1 (async updates, batch 64, the same 784-128-10 MLP with Adam) for
---steps global steps. It prints the steps per second of each (for the
-cluster: the final global step over the slower worker's training time, i.e.
-all workers together) and their medians over the rounds.
+For each model (the Fashion-MNIST MLP 784-128-10 and the CNN conv 32 - conv 64 -
+fc 1024, both Adam, batch 64) every round trains the same number of examples
+in each configuration, in an order that alternates from round to round:
+
+  one         examples/fashion_mnist_mlp in one process
+  async       examples/distributed_mnist on 1 ps + 2 workers, --issync 0
+  sync        the same with --issync 1 (each step: the mean of both workers'
+              gradients, so half as many global steps)
+  staleness2  --issync 0 --staleness 2
+
+It prints examples/s (examples applied over the slower worker's training
+time: all workers together) and the test accuracy of each run, then the
+medians over the rounds and each rate as a multiple of one process.
 """
 import argparse
 import json
-import os
-import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+
+BATCH = 64
 
 
 def result(output):
@@ -36,18 +44,26 @@ def free_ports(count):
     return ports
 
 
-def one_process(build):
-    out = subprocess.run([f"{build}/examples/fashion_mnist_mlp", "--epochs", "1"],
+def one_process(build, model, examples):
+    steps = examples // BATCH
+    out = subprocess.run([f"{build}/examples/fashion_mnist_mlp", "--model", model,
+                          "--steps", str(steps), "--batch", str(BATCH)],
                          check=True, capture_output=True, text=True).stdout
     r = result(out)
-    return r["steps"] / r["train_seconds"]
+    return r["steps"] * BATCH / r["train_seconds"], r["test_accuracy"]
 
 
-def cluster(build, steps):
+def cluster(build, model, examples, mode):
+    # Examples per global step: a synchronous step applies both workers' batches.
+    per_step = 2 * BATCH if mode == "sync" else BATCH
+    extra = {"async": ["--issync=0"], "sync": ["--issync=1"],
+             "staleness2": ["--issync=0", "--staleness=2"]}[mode]
+    steps = examples // per_step
     ps, w0, w1 = free_ports(3)
     with tempfile.TemporaryDirectory() as logdir:
         flags = [f"--ps_hosts=127.0.0.1:{ps}",
-                 f"--worker_hosts=127.0.0.1:{w0},127.0.0.1:{w1}", "--issync=0",
+                 f"--worker_hosts=127.0.0.1:{w0},127.0.0.1:{w1}", *extra,
+                 f"--model={model}", f"--batch_size={BATCH}",
                  f"--logdir={logdir}", f"--train_steps={steps}", f"--log_every={steps}",
                  f"--validate_every={steps * 10}"]
         binary = f"{build}/examples/distributed_mnist"
@@ -59,35 +75,51 @@ def cluster(build, steps):
                                         text=True) for i in (1, 0)]
             results = []
             for w in workers:
-                out, _ = w.communicate(timeout=600)
+                out, _ = w.communicate(timeout=1800)
                 if w.returncode != 0:
                     sys.exit(f"a worker failed:\n{out}")
                 results.append(result(out))
         finally:
             ps_proc.terminate()
             ps_proc.wait()
-    global_step = max(r["global_step"] for r in results)
+    chief = [r for r in results if r["task"] == 0][0]
     seconds = max(r["train_seconds"] for r in results)
-    return global_step / seconds
+    return chief["global_step"] * per_step / seconds, chief["test_accuracy"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=4000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--models", default="mlp,cnn")
+    parser.add_argument("--modes", default="one,async,sync,staleness2")
+    parser.add_argument("--mlp_examples", type=int, default=256000)
+    parser.add_argument("--cnn_examples", type=int, default=25600)
     args = parser.parse_args()
-    local, distributed = [], []
-    for round_index in range(args.rounds):
-        order = [("local", one_process, ()), ("cluster", cluster, (args.steps,))]
-        if round_index % 2:
-            order.reverse()
-        for name, run, extra in order:
-            rate = run(args.build, *extra)
-            (local if name == "local" else distributed).append(rate)
-            print(f"round {round_index + 1}: {name:7} {rate:8.1f} steps/s", flush=True)
-    print(f"median one process:        {statistics.median(local):8.1f} steps/s")
-    print(f"median 1 ps + 2 workers:   {statistics.median(distributed):8.1f} steps/s (all workers)")
+    modes = args.modes.split(",")
+    for model in args.models.split(","):
+        examples = args.mlp_examples if model == "mlp" else args.cnn_examples
+        rates = {m: [] for m in modes}
+        accuracies = {m: [] for m in modes}
+        for round_index in range(args.rounds):
+            order = modes if round_index % 2 == 0 else list(reversed(modes))
+            for mode in order:
+                if mode == "one":
+                    rate, accuracy = one_process(args.build, model, examples)
+                else:
+                    rate, accuracy = cluster(args.build, model, examples, mode)
+                rates[mode].append(rate)
+                accuracies[mode].append(accuracy)
+                print(f"{model} round {round_index + 1}: {mode:10} {rate:9.0f} examples/s, "
+                      f"test accuracy {accuracy:.4f}", flush=True)
+        base = statistics.median(rates["one"]) if "one" in rates else None
+        print(f"{model}, {examples} examples, medians of {args.rounds} rounds:")
+        print(f"| {'mode':10} | {'examples/s':>10} | {'x one process':>13} | {'test accuracy':>13} |")
+        for mode in modes:
+            rate = statistics.median(rates[mode])
+            ratio = f"{rate / base:.2f}" if base else "-"
+            print(f"| {mode:10} | {rate:10.0f} | {ratio:>13} | "
+                  f"{statistics.median(accuracies[mode]):13.4f} |", flush=True)
 
 
 if __name__ == "__main__":
