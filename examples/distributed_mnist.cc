@@ -245,7 +245,9 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
   Graph graph;
   graph.mode = "async";
   std::optional<SyncReplicasOptimizer> sync;
-  FashionModelOptions model_options{flags.learning_rate, &global_step};
+  FashionModelOptions model_options;
+  model_options.learning_rate = flags.learning_rate;
+  model_options.global_step = &global_step;
   if (config.sync_replicas) {
     if (flags.staleness) {
       return absl::InvalidArgumentError(
