@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "graph/status_macros.h"
+#include "runtime/gpu_devices.h"
 
 namespace rill {
 namespace {
@@ -68,6 +69,11 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
     devices.push_back(
         std::make_unique<CpuDevice>(threads, absl::StrFormat("%s/device:CPU:%d", task, i)));
   }
+  const auto gpu = device_count.find(kDeviceGpu);
+  ASSIGN_OR_RETURN(
+      std::vector<std::unique_ptr<Device>> gpus,
+      CreateGpuDevices(task, gpu == device_count.end() ? kMaxDevicesPerType : gpu->second, threads));
+  for (std::unique_ptr<Device>& device : gpus) devices.push_back(std::move(device));
   return devices;
 }
 

@@ -24,9 +24,9 @@ absl::Status ValidateDeviceCount(const std::map<std::string, int>& device_count)
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view text);
 
 // `task`'s devices ("/job:J/replica:0/task:T"): CPU:0 .. CPU:n-1 (n =
-// device_count["CPU"], at least one), sharing one intra-op pool. A GPU
-// count is an upper bound, as in TensorFlow: this build has no GPU device
-// yet, so it makes none.
+// device_count["CPU"], at least one), sharing one intra-op pool, then
+// GPU:0 .. GPU:m-1, every GPU this process has (gpu_devices.h) up to
+// device_count["GPU"] when given, as in TensorFlow.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
     const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads);
 

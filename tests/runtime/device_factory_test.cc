@@ -37,8 +37,9 @@ TEST(DeviceFactory, BadDeviceCountsNameTheProblem) {
 }
 
 TEST(DeviceFactory, MakesTheTasksCpusWithFullNames) {
-  ASSERT_OK_AND_ASSIGN(auto devices, CreateDevices("/job:worker/replica:0/task:1", {{"CPU", 2}},
-                                                   /*intra_op_threads=*/1));
+  ASSERT_OK_AND_ASSIGN(auto devices,
+                       CreateDevices("/job:worker/replica:0/task:1", {{"CPU", 2}, {"GPU", 0}},
+                                     /*intra_op_threads=*/1));
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0]->name(), "/job:worker/replica:0/task:1/device:CPU:0");
   EXPECT_EQ(devices[1]->name(), "/job:worker/replica:0/task:1/device:CPU:1");
@@ -46,7 +47,7 @@ TEST(DeviceFactory, MakesTheTasksCpusWithFullNames) {
   // Distinct state, shared threads.
   EXPECT_NE(devices[0]->resource_manager(), devices[1]->resource_manager());
   EXPECT_EQ(devices[0]->eigen_cpu()->numThreads(), devices[1]->eigen_cpu()->numThreads());
-  ASSERT_OK_AND_ASSIGN(auto one, CreateDevices("/job:localhost/replica:0/task:0", {}, 1));
+  ASSERT_OK_AND_ASSIGN(auto one, CreateDevices("/job:localhost/replica:0/task:0", {{"GPU", 0}}, 1));
   EXPECT_EQ(one.size(), 1u);
 }
 

@@ -1,0 +1,395 @@
+#include "runtime/cuda/cuda_device.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "graph/status_macros.h"
+#include "graph/types.h"
+#include "runtime/device_query.h"
+#include "runtime/gpu_devices.h"
+
+namespace rill {
+namespace {
+
+constexpr size_t kCudaMallocAlignment = 256;
+// Of the memory free when a GPU is first used, the share its allocator may
+// hold when no limit is given: the rest is for the libraries' workspaces.
+constexpr double kDefaultMemoryFraction = 0.9;
+
+absl::Status CudaError(cudaError_t error, const std::string& what) {
+  return absl::InternalError(
+      absl::StrFormat("%s: %s (%s)", what, cudaGetErrorString(error), cudaGetErrorName(error)));
+}
+
+#define RETURN_IF_CUDA_ERROR(expr, what)                    \
+  do {                                                      \
+    if (const cudaError_t rill_cuda_error_ = (expr);        \
+        rill_cuda_error_ != cudaSuccess) {                  \
+      return CudaError(rill_cuda_error_, what);             \
+    }                                                       \
+  } while (false)
+
+// Device memory straight from cudaMalloc, with a cap on the bytes held.
+// Thread safety: thread-safe.
+class CudaMallocAllocator final : public Allocator {
+ public:
+  CudaMallocAllocator(int ordinal, int64_t limit) : ordinal_(ordinal), limit_(limit) {}
+
+  std::string Name() const override { return absl::StrFormat("cuda_malloc_gpu_%d", ordinal_); }
+
+  void* AllocateRaw(size_t alignment, size_t bytes) override {
+    if (alignment > kCudaMallocAlignment) return nullptr;
+    const int64_t size = static_cast<int64_t>(std::max<size_t>(bytes, 1));
+    {
+      absl::MutexLock lock(&mu_);
+      if (limit_ > 0 && in_use_ + size > limit_) return nullptr;
+      in_use_ += size;
+    }
+    void* ptr = nullptr;
+    if (cudaSetDevice(ordinal_) != cudaSuccess ||
+        cudaMalloc(&ptr, static_cast<size_t>(size)) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());  // Out of memory is not sticky: clear it.
+      absl::MutexLock lock(&mu_);
+      in_use_ -= size;
+      return nullptr;
+    }
+    return ptr;
+  }
+
+  void DeallocateRaw(void* ptr, size_t bytes) override {
+    static_cast<void>(cudaSetDevice(ordinal_));
+    static_cast<void>(cudaFree(ptr));
+    absl::MutexLock lock(&mu_);
+    in_use_ -= static_cast<int64_t>(std::max<size_t>(bytes, 1));
+  }
+
+ private:
+  const int ordinal_;
+  const int64_t limit_;  // 0: none.
+  absl::Mutex mu_;
+  int64_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Page-locked host memory, which the copy engines reach without staging.
+class PinnedHostAllocator final : public Allocator {
+ public:
+  std::string Name() const override { return "cuda_pinned_host"; }
+  void* AllocateRaw(size_t alignment, size_t bytes) override {
+    if (alignment > kCudaMallocAlignment) return nullptr;
+    void* ptr = nullptr;
+    if (cudaHostAlloc(&ptr, std::max<size_t>(bytes, 1), cudaHostAllocPortable) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      return nullptr;
+    }
+    return ptr;
+  }
+  void DeallocateRaw(void* ptr, size_t bytes) override {
+    static_cast<void>(bytes);
+    static_cast<void>(cudaFreeHost(ptr));
+  }
+};
+
+// Element types whose bytes are plain numbers: the only ones a GPU holds.
+bool CopyableToGpu(DataType dtype) {
+  switch (BaseType(dtype)) {
+    case DT_STRING:
+    case DT_RESOURCE:
+    case DT_VARIANT:
+      return false;
+    default:
+      return true;
+  }
+}
+
+absl::Status CheckCopyable(const Tensor& src, const std::string& device) {
+  if (!src.IsInitialized()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("copy to or from %s: the tensor is not initialized", device));
+  }
+  if (!CopyableToGpu(src.dtype())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy to or from %s: %s tensors live in host memory only", device,
+        DataTypeString(src.dtype())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CallbackThread::CallbackThread() : thread_([this] { Loop(); }) {}
+
+CallbackThread::~CallbackThread() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  thread_.join();
+}
+
+void CallbackThread::Post(std::function<void()> callback) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(callback));
+}
+
+void CallbackThread::PostAfter(cudaStream_t stream, std::function<void(absl::Status)> callback) {
+  struct Pending {
+    CallbackThread* thread;
+    std::function<void(absl::Status)> callback;
+  };
+  auto* pending = new Pending{this, std::move(callback)};
+  const cudaError_t error = cudaStreamAddCallback(
+      stream,
+      [](cudaStream_t, cudaError_t status, void* data) {
+        // The driver's thread: no CUDA here, only the hand-over.
+        std::unique_ptr<Pending> p(static_cast<Pending*>(data));
+        absl::Status result = status == cudaSuccess
+                                  ? absl::OkStatus()
+                                  : CudaError(status, "a GPU stream failed");
+        p->thread->Post([callback = std::move(p->callback), result = std::move(result)]() mutable {
+          callback(std::move(result));
+        });
+      },
+      pending, 0);
+  if (error != cudaSuccess) {
+    std::unique_ptr<Pending> p(pending);
+    Post([callback = std::move(p->callback), error] {
+      callback(CudaError(error, "cudaStreamAddCallback"));
+    });
+  }
+}
+
+bool CallbackThread::HasWorkOrStops() const { return stopping_ || !queue_.empty(); }
+
+void CallbackThread::Loop() {
+  while (true) {
+    std::function<void()> callback;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &CallbackThread::HasWorkOrStops));
+      if (queue_.empty()) return;  // Stopping, and everything ran.
+      callback = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    callback();
+  }
+}
+
+GpuState::GpuState(int ordinal, int64_t memory_limit_bytes)
+    : ordinal_(ordinal), memory_limit_bytes_(memory_limit_bytes) {}
+
+absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(int ordinal,
+                                                           int64_t memory_limit_bytes) {
+  std::unique_ptr<GpuState> gpu(new GpuState(ordinal, memory_limit_bytes));
+  const std::string where = absl::StrFormat("GPU %d", ordinal);
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal), where + ": cudaSetDevice");
+  RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&gpu->compute_, cudaStreamNonBlocking),
+                       where + ": creating the compute stream");
+  RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&gpu->copy_, cudaStreamNonBlocking),
+                       where + ": creating the copy stream");
+  if (const cublasStatus_t status = cublasCreate(&gpu->cublas_); status != CUBLAS_STATUS_SUCCESS) {
+    gpu->cublas_ = nullptr;
+    return absl::InternalError(
+        absl::StrFormat("%s: cublasCreate: %s", where, cublasGetStatusString(status)));
+  }
+  if (const cublasStatus_t status = cublasSetStream(gpu->cublas_, gpu->compute_);
+      status != CUBLAS_STATUS_SUCCESS) {
+    return absl::InternalError(
+        absl::StrFormat("%s: cublasSetStream: %s", where, cublasGetStatusString(status)));
+  }
+  if (const cudnnStatus_t status = cudnnCreate(&gpu->cudnn_); status != CUDNN_STATUS_SUCCESS) {
+    gpu->cudnn_ = nullptr;
+    return absl::InternalError(
+        absl::StrFormat("%s: cudnnCreate: %s", where, cudnnGetErrorString(status)));
+  }
+  if (const cudnnStatus_t status = cudnnSetStream(gpu->cudnn_, gpu->compute_);
+      status != CUDNN_STATUS_SUCCESS) {
+    return absl::InternalError(
+        absl::StrFormat("%s: cudnnSetStream: %s", where, cudnnGetErrorString(status)));
+  }
+  gpu->device_memory_ = std::make_unique<CudaMallocAllocator>(ordinal, memory_limit_bytes);
+  // The cache may hold everything the limit allows: device memory given
+  // back to the driver is only needed again.
+  gpu->allocator_ = std::make_unique<CachingAllocator>(
+      gpu->device_memory_.get(),
+      memory_limit_bytes > 0 ? static_cast<size_t>(memory_limit_bytes) : size_t{1} << 40);
+  gpu->pinned_memory_ = std::make_unique<PinnedHostAllocator>();
+  gpu->pinned_ = std::make_unique<CachingAllocator>(gpu->pinned_memory_.get());
+  return gpu;
+}
+
+GpuState::~GpuState() {
+  static_cast<void>(cudaSetDevice(ordinal_));
+  if (compute_ != nullptr) static_cast<void>(cudaStreamSynchronize(compute_));
+  if (copy_ != nullptr) static_cast<void>(cudaStreamSynchronize(copy_));
+  if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
+  if (cublas_ != nullptr) cublasDestroy(cublas_);
+  if (allocator_ != nullptr) allocator_->ReleaseCache();
+  if (pinned_ != nullptr) pinned_->ReleaseCache();
+  if (compute_ != nullptr) static_cast<void>(cudaStreamDestroy(compute_));
+  if (copy_ != nullptr) static_cast<void>(cudaStreamDestroy(copy_));
+}
+
+absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
+  cudaEvent_t event = nullptr;
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
+  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
+                       "cudaEventCreate");
+  absl::Status status;
+  if (const cudaError_t e = cudaEventRecord(event, first); e != cudaSuccess) {
+    status = CudaError(e, "cudaEventRecord");
+  } else if (const cudaError_t w = cudaStreamWaitEvent(second, event, 0); w != cudaSuccess) {
+    status = CudaError(w, "cudaStreamWaitEvent");
+  }
+  // Destroying a recorded event is allowed: the wait keeps what it needs.
+  static_cast<void>(cudaEventDestroy(event));
+  return status;
+}
+
+CudaDevice::CudaDevice(std::string name, GpuState* gpu, std::shared_ptr<CpuThreads> host_threads)
+    : Device(std::move(name), kDeviceGpu),
+      gpu_(gpu),
+      host_threads_(std::move(host_threads)),
+      serial_(host_threads_->device().getPool(), 1) {}
+
+void CudaDevice::CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) {
+  if (absl::Status bad = CheckCopyable(src, name()); !bad.ok()) {
+    done(std::move(bad));
+    return;
+  }
+  absl::StatusOr<Tensor> host = Tensor::Allocate(gpu_->pinned_allocator(), src.dtype(), src.shape());
+  if (!host.ok()) {
+    done(host.status());
+    return;
+  }
+  absl::Status status = gpu_->Order(gpu_->compute_stream(), gpu_->copy_stream());
+  if (status.ok() && src.TotalBytes() > 0) {
+    if (const cudaError_t e = cudaMemcpyAsync(host->raw_data(), src.raw_data(), src.TotalBytes(),
+                                              cudaMemcpyDeviceToHost, gpu_->copy_stream());
+        e != cudaSuccess) {
+      status = CudaError(e, name() + ": copying to the host");
+    }
+  }
+  if (!status.ok()) {
+    done(std::move(status));
+    return;
+  }
+  // The source stays alive until the copy has read it.
+  gpu_->callbacks().PostAfter(gpu_->copy_stream(),
+                              [src, host = *std::move(host), dst, done = std::move(done)](
+                                  absl::Status copied) mutable {
+                                if (copied.ok()) *dst = std::move(host);
+                                done(std::move(copied));
+                              });
+}
+
+void CudaDevice::CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) {
+  if (absl::Status bad = CheckCopyable(src, name()); !bad.ok()) {
+    done(std::move(bad));
+    return;
+  }
+  absl::StatusOr<Tensor> device = Tensor::Allocate(allocator(), src.dtype(), src.shape());
+  if (!device.ok()) {
+    done(absl::ResourceExhaustedError(absl::StrFormat(
+        "%s: out of memory for a %s %s tensor (%d bytes; the allocator holds at most %d)",
+        name(), DataTypeString(src.dtype()), src.shape().DebugString(), src.TotalBytes(),
+        gpu_->memory_limit_bytes())));
+    return;
+  }
+  // A recycled buffer may still be read by queued kernels: the copy waits
+  // for them.
+  absl::Status status = gpu_->Order(gpu_->compute_stream(), gpu_->copy_stream());
+  if (status.ok() && src.TotalBytes() > 0) {
+    if (const cudaError_t e = cudaMemcpyAsync(device->raw_data(), src.raw_data(), src.TotalBytes(),
+                                              cudaMemcpyHostToDevice, gpu_->copy_stream());
+        e != cudaSuccess) {
+      status = CudaError(e, name() + ": copying from the host");
+    }
+  }
+  // Kernels that read the copy queue after it.
+  if (status.ok()) status = gpu_->Order(gpu_->copy_stream(), gpu_->compute_stream());
+  if (!status.ok()) {
+    done(std::move(status));
+    return;
+  }
+  gpu_->callbacks().PostAfter(gpu_->copy_stream(),
+                              [src, device = *std::move(device), dst, done = std::move(done)](
+                                  absl::Status copied) mutable {
+                                if (copied.ok()) *dst = std::move(device);
+                                done(std::move(copied));
+                              });
+}
+
+namespace {
+
+// The process's GPUs, made on first use and never destroyed: tensors in
+// their memory may outlive every session.
+struct ProcessGpus {
+  absl::Mutex mu;
+  bool made ABSL_GUARDED_BY(mu) = false;
+  GpuOptions options ABSL_GUARDED_BY(mu);
+  std::vector<std::unique_ptr<GpuState>> gpus ABSL_GUARDED_BY(mu);  // Logical devices in order.
+  absl::Status status ABSL_GUARDED_BY(mu);
+};
+
+ProcessGpus& TheProcessGpus() {
+  static ProcessGpus* const gpus = new ProcessGpus;
+  return *gpus;
+}
+
+absl::Status MakeProcessGpus(ProcessGpus& p, const GpuOptions& options)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(p.mu) {
+  const GpuQuery query = QueryGpuDevices();
+  for (const GpuDeviceInfo& info : query.devices) {
+    int64_t limit = options.memory_limit_bytes;
+    if (limit == 0) {
+      size_t free_bytes = 0;
+      size_t total_bytes = 0;
+      RETURN_IF_CUDA_ERROR(cudaSetDevice(info.ordinal), "cudaSetDevice");
+      RETURN_IF_CUDA_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes),
+                           absl::StrFormat("GPU %d: cudaMemGetInfo", info.ordinal));
+      limit = static_cast<int64_t>(static_cast<double>(free_bytes) * kDefaultMemoryFraction);
+    }
+    const int slices = options.virtual_devices_per_gpu;
+    for (int v = 0; v < slices; ++v) {
+      ASSIGN_OR_RETURN(std::unique_ptr<GpuState> gpu,
+                       GpuState::Create(info.ordinal, std::max<int64_t>(limit / slices, 1)));
+      p.gpus.push_back(std::move(gpu));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
+    const std::string& task, int max_count, std::shared_ptr<CpuThreads> host_threads,
+    const GpuOptions& options) {
+  RETURN_IF_ERROR(ValidateGpuOptions(max_count, options));
+  std::vector<std::unique_ptr<Device>> devices;
+  if (max_count == 0) return devices;
+  ProcessGpus& p = TheProcessGpus();
+  absl::MutexLock lock(&p.mu);
+  if (!p.made) {
+    p.made = true;
+    p.options = options;
+    p.status = MakeProcessGpus(p, options);
+  }
+  RETURN_IF_ERROR(p.status);
+  if (p.options.memory_limit_bytes != options.memory_limit_bytes ||
+      p.options.virtual_devices_per_gpu != options.virtual_devices_per_gpu) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "this process's GPUs were made with a memory limit of %d bytes and %d virtual devices "
+        "per GPU; a later session cannot ask for %d bytes and %d",
+        p.options.memory_limit_bytes, p.options.virtual_devices_per_gpu,
+        options.memory_limit_bytes, options.virtual_devices_per_gpu));
+  }
+  const int count = std::min<int>(max_count, static_cast<int>(p.gpus.size()));
+  for (int i = 0; i < count; ++i) {
+    devices.push_back(std::make_unique<CudaDevice>(absl::StrFormat("%s/device:GPU:%d", task, i),
+                                                   p.gpus[i].get(), host_threads));
+  }
+  return devices;
+}
+
+}  // namespace rill
