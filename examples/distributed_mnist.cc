@@ -265,11 +265,10 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
     };
   } else if (flags.staleness) {
     graph.mode = fmt::format("staleness {}", *flags.staleness);
-    model_options.build_train = [&](const Scope& scope, Optimizer& adam, const Output& loss,
-                                    const std::vector<Variable>& variables)
-        -> absl::StatusOr<Operation> {
-      ASSIGN_OR_RETURN(const Operation update,
-                       adam.Minimize(scope, loss, variables, &global_step));
+    model_options.build_train =
+        [&](const Scope& scope, Optimizer& adam, const Output& loss,
+            const std::vector<Variable>& variables) -> absl::StatusOr<Operation> {
+      ASSIGN_OR_RETURN(const Operation update, adam.Minimize(scope, loss, variables, &global_step));
       BoundedStalenessOptions options;
       options.num_workers = num_workers;
       options.worker_index = task;
@@ -289,8 +288,8 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
   const Output summaries = ops::MergeSummary(
       root.WithOpName("summary_op"),
       {ops::Input(ops::ScalarSummary(root.WithOpName("loss_summary"), "loss", model.loss)),
-       ops::Input(ops::ScalarSummary(root.WithOpName("accuracy_summary"), "accuracy",
-                                     model.accuracy))});
+       ops::Input(
+           ops::ScalarSummary(root.WithOpName("accuracy_summary"), "accuracy", model.accuracy))});
   graph.loss = model.loss.name();
   graph.accuracy = model.accuracy.name();
   graph.train = model.train.name();
@@ -340,15 +339,16 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
     RunMetadata metadata;
     const auto start = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(session.Run(options, feeds, {}, targets, &metadata).status());
-    step_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                   .count();
+    step_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     for (const NodeExecStats& node : metadata.step_stats) {
       ms_by_device_op[node.device][node.op] +=
           static_cast<double>(node.end_micros - node.start_micros) / 1000;
     }
   }
   const double n = static_cast<double>(steps);
-  fmt::print("Worker {}: {} traced steps, {:.3f} ms each at the client\n", task, steps, step_ms / n);
+  fmt::print("Worker {}: {} traced steps, {:.3f} ms each at the client\n", task, steps,
+             step_ms / n);
   for (const auto& [device, by_op] : ms_by_device_op) {
     double compute = 0;
     std::vector<std::pair<double, std::string>> ops;
@@ -393,7 +393,8 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   options.manager.recovery_wait = absl::Seconds(1);
   options.is_chief = is_chief;
   options.checkpoint_dir = flags.logdir;
-  if (flags.save_checkpoint_secs) options.save_checkpoint_secs = absl::Seconds(*flags.save_checkpoint_secs);
+  if (flags.save_checkpoint_secs)
+    options.save_checkpoint_secs = absl::Seconds(*flags.save_checkpoint_secs);
   if (flags.save_checkpoint_steps) options.save_checkpoint_steps = *flags.save_checkpoint_steps;
   ASSIGN_OR_RETURN(std::unique_ptr<SessionRunHook> stop,
                    StopAtStepHook::Create({.last_step = flags.train_steps}));
@@ -415,9 +416,8 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   fmt::print("Worker {}: Session initialization complete.\n", task);
   std::fflush(stdout);
 
-  ASSIGN_OR_RETURN(Dataset data,
-                   Dataset::FromTensors({train->images.Slice(0, train_rows),
-                                         train->labels.Slice(0, train_rows)}));
+  ASSIGN_OR_RETURN(Dataset data, Dataset::FromTensors({train->images.Slice(0, train_rows),
+                                                       train->labels.Slice(0, train_rows)}));
   // Each worker sees the data in its own order.
   data.Shuffle(42 + static_cast<uint64_t>(task)).Batch(flags.batch_size).Repeat(-1).Prefetch(2);
   ASSIGN_OR_RETURN(auto batches, data.MakeIterator());
@@ -454,20 +454,19 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
     if (local_step % flags.log_every == 0) {
       const auto now = std::chrono::steady_clock::now();
       const double seconds = std::chrono::duration<double>(now - window_start).count();
-      fmt::print("Worker {}: local step {}, global step {}, loss {:.4f}, {:.0f} examples/s\n",
-                 task, local_step, last_global_step, values[0].scalar<float>(),
+      fmt::print("Worker {}: local step {}, global step {}, loss {:.4f}, {:.0f} examples/s\n", task,
+                 local_step, last_global_step, values[0].scalar<float>(),
                  static_cast<double>(window_steps * flags.batch_size) / seconds);
       std::fflush(stdout);
       window_start = now;
       window_steps = 0;
     }
     if (local_step % flags.validate_every == 0) {
-      ASSIGN_OR_RETURN(auto accuracy,
-                       session->raw_session()->Run(
-                           {{"x", validation_images}, {"labels", validation_labels}},
-                           {graph.accuracy}));
-      fmt::print("Worker {}: global step {}, validation accuracy {:.4f}\n", task,
-                 last_global_step, accuracy[0].scalar<float>());
+      ASSIGN_OR_RETURN(auto accuracy, session->raw_session()->Run(
+                                          {{"x", validation_images}, {"labels", validation_labels}},
+                                          {graph.accuracy}));
+      fmt::print("Worker {}: global step {}, validation accuracy {:.4f}\n", task, last_global_step,
+                 accuracy[0].scalar<float>());
       std::fflush(stdout);
     }
   }

@@ -55,7 +55,9 @@ absl::Status Run(const Options& options) {
   RETURN_IF_ERROR(session->Run({}, {}, {model.init.name()}).status());
 
   ASSIGN_OR_RETURN(Dataset data, Dataset::FromTensors({train->images, train->labels}));
-  data.Shuffle(42).Batch(options.batch_size).Repeat(options.steps > 0 ? -1 : options.epochs)
+  data.Shuffle(42)
+      .Batch(options.batch_size)
+      .Repeat(options.steps > 0 ? -1 : options.epochs)
       .Prefetch(2);
   ASSIGN_OR_RETURN(auto batches, data.MakeIterator());
 
@@ -71,8 +73,8 @@ absl::Status Run(const Options& options) {
   while (options.steps == 0 || step < options.steps) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
     if (!batch) break;
-    ASSIGN_OR_RETURN(auto loss, session->Run({{"x", (*batch)[0]}, {"labels", (*batch)[1]}},
-                                             fetches, targets));
+    ASSIGN_OR_RETURN(auto loss,
+                     session->Run({{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, fetches, targets));
     epoch_loss += loss[0].scalar<float>();
     ++step;
     const int64_t epoch = (step - 1) / steps_per_epoch + 1;
@@ -86,9 +88,8 @@ absl::Status Run(const Options& options) {
       std::fflush(stdout);
     }
     if (epoch_step == steps_per_epoch) {
-      ASSIGN_OR_RETURN(auto accuracy,
-                       session->Run({{"x", test.images}, {"labels", test.labels}},
-                                    {model.accuracy.name()}));
+      ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
+                                                   {model.accuracy.name()}));
       fmt::print("{}epoch {}  loss {:.4f}  {:.3f} s  examples/s {:.0f}  test accuracy {:.4f}\n",
                  live ? "\r" : "", epoch, epoch_loss / static_cast<double>(steps_per_epoch),
                  epoch_seconds, static_cast<double>(rows) / epoch_seconds,
@@ -97,8 +98,8 @@ absl::Status Run(const Options& options) {
       epoch_start = std::chrono::steady_clock::now();
     }
   }
-  const double train_seconds = std::chrono::duration<double>(
-      std::chrono::steady_clock::now() - start).count();
+  const double train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
                                                {model.accuracy.name()}));
   fmt::print(

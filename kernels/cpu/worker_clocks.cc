@@ -133,8 +133,8 @@ int64_t WorkerClocks::SlowestLocked(int64_t fallback) const {
   return slowest.value_or(fallback);
 }
 
-std::vector<std::pair<WorkerClocks::Waiter, WorkerClocks::Release>>
-WorkerClocks::ReleasableLocked(int64_t slowest) {
+std::vector<std::pair<WorkerClocks::Waiter, WorkerClocks::Release>> WorkerClocks::ReleasableLocked(
+    int64_t slowest) {
   std::vector<std::pair<Waiter, Release>> released;
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     if (it->second.clock - slowest <= it->second.staleness) {

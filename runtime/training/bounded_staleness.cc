@@ -26,9 +26,8 @@ absl::StatusOr<BoundedStep> BoundStaleness(const Scope& scope, const Operation& 
                                  ops::WorkerClocks::SharedName(options.name + "/worker_clocks"));
   const ops::Const worker(beside_step.WithOpName(options.name + "/worker_index"),
                           Tensor::Scalar<int32_t>(options.worker_index), DT_INT32);
-  const int64_t timeout_ms = options.timeout == absl::InfiniteDuration()
-                                 ? -1
-                                 : absl::ToInt64Milliseconds(options.timeout);
+  const int64_t timeout_ms =
+      options.timeout == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(options.timeout);
   const ops::WorkerClocksTick tick(
       beside_step.WithOpName(options.name + "/tick").WithControlDependencies({update}),
       clocks.handle, worker,

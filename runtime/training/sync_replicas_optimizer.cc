@@ -27,8 +27,9 @@ int64_t TimeoutMs(absl::Duration timeout) {
 // the chief's queue runner, and errors that say what a late step waits for.
 class SyncReplicasHook final : public SessionRunHook {
  public:
-  SyncReplicasHook(SyncReplicasNames names, bool is_chief, int num_tokens, int replicas_to_aggregate,
-                   int total_num_replicas, int worker_index, absl::Duration token_timeout)
+  SyncReplicasHook(SyncReplicasNames names, bool is_chief, int num_tokens,
+                   int replicas_to_aggregate, int total_num_replicas, int worker_index,
+                   absl::Duration token_timeout)
       : names_(std::move(names)),
         is_chief_(is_chief),
         num_tokens_(num_tokens),
@@ -46,9 +47,9 @@ class SyncReplicasHook final : public SessionRunHook {
       for (int64_t i = 0; i < uninitialized[0].NumElements(); ++i) {
         names.push_back(uninitialized[0].data<std::string>()[i]);
       }
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "synchronous replicas: the global variables are not initialized yet: %s",
-          absl::StrJoin(names, ", ")));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("synchronous replicas: the global variables are not initialized yet: %s",
+                          absl::StrJoin(names, ", ")));
     }
     if (!is_chief_) return session.Run({}, {}, {names_.local_step_init_op}).status();
     RETURN_IF_ERROR(session.Run({}, {}, {names_.chief_init_op}).status());
@@ -71,9 +72,9 @@ class SyncReplicasHook final : public SessionRunHook {
         !absl::StrContains(error.message(), names_.token_dequeue)) {
       return error;
     }
-    return absl::AbortedError(absl::StrFormat(
-        "worker %d waited %s for the token of its next step: %s", worker_index_,
-        absl::FormatDuration(token_timeout_), WhoIsLate(session)));
+    return absl::AbortedError(
+        absl::StrFormat("worker %d waited %s for the token of its next step: %s", worker_index_,
+                        absl::FormatDuration(token_timeout_), WhoIsLate(session)));
   }
 
   // The chief's last round handed out tokens that workers took; a worker
@@ -99,9 +100,7 @@ class SyncReplicasHook final : public SessionRunHook {
     ASSIGN_OR_RETURN(std::vector<Tensor> step, session.Run({}, {names_.global_step}));
     Tensor tokens(DT_INT64, TensorShape({count}));
     std::fill_n(tokens.data<int64_t>(), count, step[0].scalar<int64_t>());
-    return session
-        .Run({{names_.init_tokens, tokens}}, {}, {names_.init_tokens_op})
-        .status();
+    return session.Run({{names_.init_tokens, tokens}}, {}, {names_.init_tokens_op}).status();
   }
 
   // Tokens a dead chief handed out and nobody took would let workers run
@@ -134,9 +133,9 @@ class SyncReplicasHook final : public SessionRunHook {
       return absl::StrFormat("the round's state cannot be read either (%s)",
                              values.status().message());
     }
-    std::string text = absl::StrFormat("round %d: %d of %d gradients",
-                                       (*values)[0].scalar<int64_t>(),
-                                       (*values)[1].scalar<int32_t>(), replicas_to_aggregate_);
+    std::string text =
+        absl::StrFormat("round %d: %d of %d gradients", (*values)[0].scalar<int64_t>(),
+                        (*values)[1].scalar<int32_t>(), replicas_to_aggregate_);
     if (values->size() < 4) return text;
     const Tensor& clocks = (*values)[2];
     const Tensor& seconds = (*values)[3];
@@ -223,7 +222,8 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   // or with its variable, so that a round needs no worker once started.
   const Scope beside_step = scope.ColocateWith(step_op);
 
-  const Scope local = options_.local_device.empty() ? scope : scope.WithDevice(options_.local_device);
+  const Scope local =
+      options_.local_device.empty() ? scope : scope.WithDevice(options_.local_device);
   const Variable local_step(local, "sync_rep_local_step", Tensor::Scalar<int64_t>(0));
   RETURN_IF_ERROR(scope.status());
   const Output local_step_value = local_step.value();
@@ -241,9 +241,9 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
     const ops::ConditionalAccumulator accumulator(
         with_var.WithOpName("conditional_accumulator"), BaseType(g.gradient.type()), shape,
         ops::ConditionalAccumulator::SharedName(g.variable.name() + ":0/grad_accum"));
-    applies.push_back(ops::AccumulatorApplyGradient(with_var, accumulator.handle, local_step_value,
-                                                    g.gradient)
-                          .operation);
+    applies.push_back(
+        ops::AccumulatorApplyGradient(with_var, accumulator.handle, local_step_value, g.gradient)
+            .operation);
     const ops::Const num_required(with_var.WithOpName("num_required"),
                                   Tensor::Scalar<int32_t>(replicas), DT_INT32);
     const ops::AccumulatorTakeGradient take(with_var, accumulator.handle, num_required,
@@ -255,15 +255,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   if (accumulators.empty()) {
     return absl::InvalidArgumentError("SyncReplicasOptimizer: no gradient for any variable");
   }
-  ASSIGN_OR_RETURN(const Operation update,
-                   optimizer_->ApplyGradients(beside_step, averaged, &global_step,
-                                              options_.name + "/update"));
+  ASSIGN_OR_RETURN(
+      const Operation update,
+      optimizer_->ApplyGradients(beside_step, averaged, &global_step, options_.name + "/update"));
 
   // The token queue and the worker clocks sit with the global step.
-  const ops::FIFOQueueV2 queue(beside_step.WithOpName("sync_token_q"), {DT_INT64},
-                               ops::FIFOQueueV2::Shapes({PartialTensorShape({})})
-                                   .Capacity(-1)
-                                   .SharedName("sync_token_q"));
+  const ops::FIFOQueueV2 queue(
+      beside_step.WithOpName("sync_token_q"), {DT_INT64},
+      ops::FIFOQueueV2::Shapes({PartialTensorShape({})}).Capacity(-1).SharedName("sync_token_q"));
   std::vector<Operation> before_token = applies;
   SyncReplicasNames names;
   if (options_.worker_index >= 0) {
@@ -276,15 +275,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
         beside_step.WithOpName(options_.name + "/tick").WithControlDependencies(applies),
         clocks.handle, worker);
     before_token = {tick.operation};
-    const ops::WorkerClocksState state(beside_step.WithOpName(options_.name + "/worker_clocks_state"),
-                                       clocks.handle);
+    const ops::WorkerClocksState state(
+        beside_step.WithOpName(options_.name + "/worker_clocks_state"), clocks.handle);
     names.clocks = state.clocks.name();
     names.seconds_since_heard = state.seconds_since_heard.name();
   }
   const ops::QueueDequeueV2 token(
       beside_step.WithOpName("sync_token_q_Dequeue").WithControlDependencies(before_token),
-      queue.handle, {DT_INT64},
-      ops::QueueDequeueV2::TimeoutMs(TimeoutMs(options_.token_timeout)));
+      queue.handle, {DT_INT64}, ops::QueueDequeueV2::TimeoutMs(TimeoutMs(options_.token_timeout)));
   const ops::Assign train_op(local.WithOpName(options_.name + "/train_op"), local_step.ref(),
                              token.components[0]);
 
@@ -308,7 +306,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
       {ops::Input(init_tokens)});
   const ops::QueueSizeV2 size(beside_step.WithOpName("sync_token_q_Size"), queue.handle);
   const ops::QueueDequeueManyV2 drain(beside_step.WithOpName("sync_token_q_drain"), queue.handle,
-                                     size, {DT_INT64}, ops::QueueDequeueManyV2::TimeoutMs(0));
+                                      size, {DT_INT64}, ops::QueueDequeueManyV2::TimeoutMs(0));
 
   // Initialisation: the local step from the global step; the chief also
   // moves every accumulator to it.
@@ -321,7 +319,8 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
                              accumulator, global_step.value())
                              .operation);
   }
-  const ops::NoOp chief_init_op(sync.WithOpName("chief_init_op").WithControlDependencies(chief_init));
+  const ops::NoOp chief_init_op(
+      sync.WithOpName("chief_init_op").WithControlDependencies(chief_init));
   const ops::AccumulatorNumAccumulated num_accumulated(
       sync.ColocateWith(accumulators[0].op()).WithOpName("num_accumulated"), accumulators[0]);
 
@@ -330,9 +329,9 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   for (const Output& variable : AllVariables(scope)) {
     if (variable.node() != local_step.ref().node()) global_variables.push_back(variable);
   }
-  ASSIGN_OR_RETURN(const Output ready_for_local_init,
-                   ReportUninitializedVariables(sync.NewSubScope("ready_for_local_init"),
-                                                global_variables));
+  ASSIGN_OR_RETURN(
+      const Output ready_for_local_init,
+      ReportUninitializedVariables(sync.NewSubScope("ready_for_local_init"), global_variables));
   RETURN_IF_ERROR(scope.status());
 
   names.train_op = train_op.operation.node()->name();
@@ -369,10 +368,9 @@ absl::StatusOr<std::unique_ptr<SessionRunHook>> SyncReplicasOptimizer::MakeSessi
         "gradients the first round needs at least %d",
         num_tokens, total_num_replicas_, replicas, replicas - total_num_replicas_));
   }
-  return std::unique_ptr<SessionRunHook>(
-      std::make_unique<SyncReplicasHook>(names_, is_chief, num_tokens, replicas,
-                                         total_num_replicas_, options_.worker_index,
-                                         options_.token_timeout));
+  return std::unique_ptr<SessionRunHook>(std::make_unique<SyncReplicasHook>(
+      names_, is_chief, num_tokens, replicas, total_num_replicas_, options_.worker_index,
+      options_.token_timeout));
 }
 
 }  // namespace rill

@@ -27,14 +27,16 @@ using ::testing::HasSubstr;
 class DistributedMnist : public ::testing::Test {
  protected:
   DistributedMnist() {
-    for (int i = 0; i < 4; ++i) hosts_.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
+    for (int i = 0; i < 4; ++i)
+      hosts_.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
   }
 
   std::unique_ptr<testing::ServerProcess> Task(const std::string& job, int index,
                                                std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--ps_hosts=" + hosts_[0],
                                      "--worker_hosts=" + WorkerHosts(),
-                                     "--job_name=" + job, "--task_index=" + std::to_string(index),
+                                     "--job_name=" + job,
+                                     "--task_index=" + std::to_string(index),
                                      "--issync=0",
                                      "--logdir=" + logdir_,
                                      "--log_every=50",
@@ -120,8 +122,7 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
   std::set<int> session_logs;
   for (const auto& entry : std::filesystem::directory_iterator(logdir_)) {
     if (!entry.path().filename().string().starts_with("events.out.tfevents.")) continue;
-    ASSERT_OK_AND_ASSIGN(std::vector<std::string> records,
-                         ReadAllRecords(entry.path().string()));
+    ASSERT_OK_AND_ASSIGN(std::vector<std::string> records, ReadAllRecords(entry.path().string()));
     for (const std::string& record : records) {
       Event event;
       ASSERT_TRUE(event.ParseFromString(record));
@@ -163,8 +164,8 @@ TEST_F(DistributedMnist, KilledChiefResumesFromItsLastCheckpoint) {
 
   auto restarted = Task("worker", 0, args);
   ASSERT_EQ(restarted->WaitExit(absl::Seconds(240)).code, 0) << restarted->Log();
-  EXPECT_THAT(restarted->Log(), HasSubstr(absl::StrFormat("Worker 0: restoring %s/model.ckpt-%d",
-                                                          logdir_, *saved)));
+  EXPECT_THAT(restarted->Log(),
+              HasSubstr(absl::StrFormat("Worker 0: restoring %s/model.ckpt-%d", logdir_, *saved)));
   std::smatch first;
   const std::string log = restarted->Log();
   ASSERT_TRUE(std::regex_search(log, first, std::regex("global step (\\d+)"))) << log;
@@ -246,8 +247,9 @@ TEST_F(DistributedMnist, SynchronousTrainingWaitsBoundedlyForAKilledWorkerThenRe
   ASSERT_TRUE(WaitForLog(*worker1, "Worker 1: local step 100")) << worker1->Log();
   worker1->Kill(SIGKILL);
   worker1->WaitExit();
-  ASSERT_TRUE(WaitForLog(*chief, "waited 2s for the token of its next step: round \\d+: [01] of 2 "
-                                 "gradients; worker 1 last heard [0-9.]+ s ago"))
+  ASSERT_TRUE(WaitForLog(*chief,
+                         "waited 2s for the token of its next step: round \\d+: [01] of 2 "
+                         "gradients; worker 1 last heard [0-9.]+ s ago"))
       << chief->Log();
   EXPECT_THAT(chief->Log(), HasSubstr("creating a new session"));
   worker1 = Task("worker", 1, args);

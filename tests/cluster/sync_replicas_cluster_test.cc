@@ -50,9 +50,9 @@ absl::StatusOr<WorkerGraph> BuildWorkerGraph(int task, absl::Duration token_time
   const Variable w(root, "w", Tensor::Scalar<float>(0));
   const Variable b(root, "b", Tensor::Scalar<float>(0));
   const Output predicted = ops::Add(root, ops::Mul(root, x, w.value()), b.value());
-  const Output loss = ops::Mean(root.WithOpName("loss"),
-                                ops::Square(root, ops::Sub(root, predicted, y)),
-                                Tensor::Scalar<int32_t>(0));
+  const Output loss =
+      ops::Mean(root.WithOpName("loss"), ops::Square(root, ops::Sub(root, predicted, y)),
+                Tensor::Scalar<int32_t>(0));
   WorkerGraph graph;
   graph.descent = std::make_unique<GradientDescentOptimizer>(0.02);
   SyncReplicasOptions options;
@@ -201,8 +201,7 @@ TEST_F(SyncReplicasCluster, AKilledWorkerIsNamedThenRejoins) {
   EXPECT_THAT(workers_[0]->Step(),
               StatusIs(absl::StatusCode::kAborted,
                        AllOf(HasSubstr("worker 0 waited 1s for the token of its next step"),
-                             HasSubstr("1 of 2 gradients"),
-                             HasSubstr("worker 1 last heard"))));
+                             HasSubstr("1 of 2 gradients"), HasSubstr("worker 1 last heard"))));
 
   ASSERT_OK_AND_ASSIGN(cluster_.workers[1],
                        testing::ServerProcess::Start(cluster_.Flags("worker", 1)));

@@ -44,14 +44,15 @@ absl::StatusOr<Model> BuildWorker(int task, int workers, int replicas, int num_t
                                   absl::Duration token_timeout) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
-  const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT,
-                                    ops::Placeholder::Shape({-1, 2}));
-  const Output y = ops::Placeholder(root.WithOpName("y"), DT_FLOAT,
-                                    ops::Placeholder::Shape({-1, 1}));
+  const Output x =
+      ops::Placeholder(root.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({-1, 2}));
+  const Output y =
+      ops::Placeholder(root.WithOpName("y"), DT_FLOAT, ops::Placeholder::Shape({-1, 1}));
   const Variable w(root, "w", Tensor::FromVector<float>({0.5f, -0.25f}, TensorShape({2, 1})));
   const Variable b(root, "b", Tensor::FromVector<float>({0.1f}, TensorShape({1, 1})));
   const Output error = ops::Sub(root, ops::Add(root, ops::MatMul(root, x, w), b), y);
-  const Output loss = ops::Mean(root.WithOpName("loss"), ops::Square(root, error), Tensor::FromVector<int32_t>({0, 1}, TensorShape({2})));
+  const Output loss = ops::Mean(root.WithOpName("loss"), ops::Square(root, error),
+                                Tensor::FromVector<int32_t>({0, 1}, TensorShape({2})));
   GradientDescentOptimizer descent(kLearningRate);
   SyncReplicasOptions options;
   options.replicas_to_aggregate = replicas;
@@ -94,8 +95,8 @@ class SyncReplicasTest : public ::testing::Test {
   // One ps and `workers` workers; a session and a model for each worker.
   void StartCluster(int workers, int replicas, int num_tokens,
                     absl::Duration token_timeout = absl::Seconds(30)) {
-    ASSERT_OK_AND_ASSIGN(servers_, Server::CreateLocalCluster({{"ps", 1}, {"worker", workers}},
-                                                              QuietLog()));
+    ASSERT_OK_AND_ASSIGN(servers_,
+                         Server::CreateLocalCluster({{"ps", 1}, {"worker", workers}}, QuietLog()));
     for (int task = 0; task < workers; ++task) {
       ASSERT_OK_AND_ASSIGN(Model model,
                            BuildWorker(task, workers, replicas, num_tokens, token_timeout));
@@ -134,10 +135,12 @@ TEST_F(SyncReplicasTest, TwoWorkersTakeTheStepsOfOneProcessOnTheirBatchesTogethe
   const Scope root = ops::NewRootScope();
   const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
   const Output y = ops::Placeholder(root.WithOpName("y"), DT_FLOAT);
-  const Variable w(root.WithOpName("w"), "w", Tensor::FromVector<float>({0.5f, -0.25f}, TensorShape({2, 1})));
+  const Variable w(root.WithOpName("w"), "w",
+                   Tensor::FromVector<float>({0.5f, -0.25f}, TensorShape({2, 1})));
   const Variable b(root, "b", Tensor::FromVector<float>({0.1f}, TensorShape({1, 1})));
   const Output error = ops::Sub(root, ops::Add(root, ops::MatMul(root, x, w), b), y);
-  const Output loss = ops::Mean(root, ops::Square(root, error), Tensor::FromVector<int32_t>({0, 1}, TensorShape({2})));
+  const Output loss = ops::Mean(root, ops::Square(root, error),
+                                Tensor::FromVector<int32_t>({0, 1}, TensorShape({2})));
   GradientDescentOptimizer descent(kLearningRate);
   ASSERT_OK_AND_ASSIGN(const Operation train, descent.Minimize(root, loss, {w, b}));
   const Operation init = GlobalVariablesInitializer(root);
@@ -186,9 +189,9 @@ TEST_F(SyncReplicasTest, ABackupWorkersLateGradientIsDropped) {
     std::vector<std::thread> workers;
     for (int task = 0; task < 2; ++task) {
       workers.emplace_back([&, task] {
-        results[task] =
-            sessions_[task]->Run(Batch(8 * step + 4 * task, 4), {}, {models_[task].train_op})
-                .status();
+        results[task] = sessions_[task]
+                            ->Run(Batch(8 * step + 4 * task, 4), {}, {models_[task].train_op})
+                            .status();
       });
     }
     for (std::thread& worker : workers) worker.join();
@@ -224,13 +227,11 @@ TEST_F(SyncReplicasTest, ABackupWorkersLateGradientIsDropped) {
 // error that says what it waits for and who was not heard.
 TEST_F(SyncReplicasTest, AWorkerAloneFailsInBoundedTimeNamingWhoIsLate) {
   StartCluster(/*workers=*/2, /*replicas=*/2, /*num_tokens=*/0, absl::Milliseconds(300));
-  const absl::Status waited =
-      sessions_[0]->Run(Batch(0, 4), {}, {models_[0].train_op}).status();
+  const absl::Status waited = sessions_[0]->Run(Batch(0, 4), {}, {models_[0].train_op}).status();
   ASSERT_THAT(waited, StatusIs(absl::StatusCode::kDeadlineExceeded, _));
   EXPECT_THAT(models_[0].hook->AfterRunError(*sessions_[0], waited),
-              StatusIs(absl::StatusCode::kAborted,
-                       AllOf(HasSubstr("round 0: 1 of 2 gradients"),
-                             HasSubstr("worker 1 never heard"))));
+              StatusIs(absl::StatusCode::kAborted, AllOf(HasSubstr("round 0: 1 of 2 gradients"),
+                                                         HasSubstr("worker 1 never heard"))));
   // Another error is not the hook's to explain.
   EXPECT_THAT(models_[0].hook->AfterRunError(*sessions_[0], absl::InternalError("disk")),
               StatusIs(absl::StatusCode::kInternal, _));
@@ -240,9 +241,8 @@ TEST_F(SyncReplicasTest, AWorkerAloneFailsInBoundedTimeNamingWhoIsLate) {
 TEST_F(SyncReplicasTest, ClosingTheSessionEndsAStepWaitingForItsToken) {
   StartCluster(/*workers=*/2, /*replicas=*/2, /*num_tokens=*/0, absl::InfiniteDuration());
   absl::Status waited;
-  std::thread worker([&] {
-    waited = sessions_[1]->Run(Batch(0, 4), {}, {models_[1].train_op}).status();
-  });
+  std::thread worker(
+      [&] { waited = sessions_[1]->Run(Batch(0, 4), {}, {models_[1].train_op}).status(); });
   absl::SleepFor(absl::Milliseconds(200));
   ASSERT_OK(sessions_[1]->Close());
   worker.join();
@@ -253,7 +253,8 @@ TEST(SyncReplicasOptimizer, RejectsBadSettings) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
   const Variable w(root, "w", Tensor::FromVector<float>({1.f}, TensorShape({1})));
-  const Output loss = ops::Sum(root, ops::Square(root, w), Tensor::FromVector<int32_t>({0}, TensorShape({1})));
+  const Output loss =
+      ops::Sum(root, ops::Square(root, w), Tensor::FromVector<int32_t>({0}, TensorShape({1})));
   GradientDescentOptimizer descent(0.1);
   SyncReplicasOptions options;
   options.replicas_to_aggregate = 0;
