@@ -25,6 +25,7 @@ KernelContext::KernelContext(Params params)
   frame_.resource_manager = params.resource_manager;
   frame_.cancellation = params.cancellation;
   frame_.rendezvous = params.rendezvous;
+  frame_.device_context = params.device_context;
   ReadRefInputs();
 }
 

@@ -86,6 +86,7 @@ class KernelContext {
     ResourceMgr* resource_manager = nullptr;   // The device's; outlives the step.
     StepCancellation* cancellation = nullptr;  // Null: never cancelled.
     Rendezvous* rendezvous = nullptr;          // The step's, for _Send/_Recv.
+    DeviceContext* device_context = nullptr;   // Null: the device's memory is the host's.
   };
 
   // A context over storage its caller owns and reuses from node to node, so

@@ -19,7 +19,7 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);
   RegisterCpuAccumulatorKernels(registry);
-  RegisterCpuSendRecvKernels(registry);
+  RegisterSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);
   RegisterCpuQueueKernels(registry);

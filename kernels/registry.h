@@ -23,7 +23,7 @@ void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc
 void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulator_ops.cc
-void RegisterCpuSendRecvKernels(KernelRegistry& registry);     // cpu/sendrecv_ops.cc
+void RegisterSendRecvKernels(KernelRegistry& registry);        // cpu/sendrecv_ops.cc (CPU, GPU)
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc

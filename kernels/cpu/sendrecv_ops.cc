@@ -1,6 +1,9 @@
-// _Send and _Recv on the CPU: the two ends of an edge the partitioner cut.
-// _Send leaves its input in the step's rendezvous under the edge's key;
-// _Recv waits for it without holding a thread.
+// _Send and _Recv: the two ends of an edge the partitioner cut. _Send
+// leaves its input in the step's rendezvous under the edge's key; _Recv
+// waits for it without holding a thread. The rendezvous holds host tensors:
+// on a device with memory of its own (a GPU) _Send copies its input to the
+// host first and _Recv copies what it received to the device, through the
+// device's context.
 #include <memory>
 #include <string>
 #include <utility>
@@ -8,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
+#include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
@@ -55,6 +59,47 @@ class SendOp final : public OpKernel {
   const PreparedRendezvousKey key_;
 };
 
+// _Send on a device with memory of its own.
+class DeviceSendOp final : public AsyncOpKernel {
+ public:
+  DeviceSendOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
+      : AsyncOpKernel(c), key_(std::move(key)) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
+    return std::unique_ptr<OpKernel>(std::make_unique<DeviceSendOp>(c, std::move(key)));
+  }
+
+  void ComputeAsync(KernelContext& ctx, DoneCallback done) const override {
+    absl::StatusOr<Rendezvous*> rendezvous = StepRendezvous(ctx);
+    if (!rendezvous.ok()) {
+      done(rendezvous.status());
+      return;
+    }
+    DeviceContext* device = ctx.device_context();
+    if (device == nullptr) {
+      done((*rendezvous)->Send(key_, ctx.input(0)));
+      return;
+    }
+    // The step, and so its rendezvous, lasts until `done`.
+    auto host = std::make_shared<Tensor>();
+    device->CopyToHost(
+        ctx.input(0), host.get(),
+        [this, rendezvous = *rendezvous, host, done = std::move(done)](absl::Status copied) {
+          if (!copied.ok()) {
+            done(absl::Status(copied.code(), absl::StrFormat("copying '%s' to the host: %s",
+                                                             key_.text, copied.message())));
+            return;
+          }
+          done(rendezvous->Send(key_, *host));
+        });
+  }
+  bool IsExpensive() const override { return false; }
+
+ private:
+  const PreparedRendezvousKey key_;
+};
+
 class RecvOp final : public AsyncOpKernel {
  public:
   RecvOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
@@ -84,8 +129,24 @@ class RecvOp final : public AsyncOpKernel {
                                                      DataTypeString(output_type(0)))));
             return;
           }
-          ctx.set_output(0, value);
-          done(absl::OkStatus());
+          DeviceContext* device = ctx.device_context();
+          if (device == nullptr) {
+            ctx.set_output(0, value);
+            done(absl::OkStatus());
+            return;
+          }
+          auto on_device = std::make_shared<Tensor>();
+          device->CopyFromHost(
+              value, on_device.get(), [this, &ctx, on_device, done](absl::Status copied) {
+                if (!copied.ok()) {
+                  done(absl::Status(copied.code(),
+                                    absl::StrFormat("copying '%s' to %s: %s", key_.text,
+                                                    ctx.node().device(), copied.message())));
+                  return;
+                }
+                ctx.set_output(0, *on_device);
+                done(absl::OkStatus());
+              });
         });
   }
   // It only registers a callback; waiting does not hold the thread.
@@ -97,9 +158,11 @@ class RecvOp final : public AsyncOpKernel {
 
 }  // namespace
 
-void RegisterCpuSendRecvKernels(KernelRegistry& r) {
+void RegisterSendRecvKernels(KernelRegistry& r) {
   r.Register(KernelDef("_Send").Device(kDeviceCpu), SendOp::Create);
   r.Register(KernelDef("_Recv").Device(kDeviceCpu), RecvOp::Create);
+  r.Register(KernelDef("_Send").Device(kDeviceGpu), DeviceSendOp::Create);
+  r.Register(KernelDef("_Recv").Device(kDeviceGpu), RecvOp::Create);
 }
 
 }  // namespace rill

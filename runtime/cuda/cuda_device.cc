@@ -22,12 +22,11 @@ absl::Status CudaError(cudaError_t error, const std::string& what) {
       absl::StrFormat("%s: %s (%s)", what, cudaGetErrorString(error), cudaGetErrorName(error)));
 }
 
-#define RETURN_IF_CUDA_ERROR(expr, what)                    \
-  do {                                                      \
-    if (const cudaError_t rill_cuda_error_ = (expr);        \
-        rill_cuda_error_ != cudaSuccess) {                  \
-      return CudaError(rill_cuda_error_, what);             \
-    }                                                       \
+#define RETURN_IF_CUDA_ERROR(expr, what)                                                \
+  do {                                                                                  \
+    if (const cudaError_t rill_cuda_error_ = (expr); rill_cuda_error_ != cudaSuccess) { \
+      return CudaError(rill_cuda_error_, what);                                         \
+    }                                                                                   \
   } while (false)
 
 // Device memory straight from cudaMalloc, with a cap on the bytes held.
@@ -108,9 +107,9 @@ absl::Status CheckCopyable(const Tensor& src, const std::string& device) {
         absl::StrFormat("copy to or from %s: the tensor is not initialized", device));
   }
   if (!CopyableToGpu(src.dtype())) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "copy to or from %s: %s tensors live in host memory only", device,
-        DataTypeString(src.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("copy to or from %s: %s tensors live in host memory only", device,
+                        DataTypeString(src.dtype())));
   }
   return absl::OkStatus();
 }
@@ -143,9 +142,8 @@ void CallbackThread::PostAfter(cudaStream_t stream, std::function<void(absl::Sta
       [](cudaStream_t, cudaError_t status, void* data) {
         // The driver's thread: no CUDA here, only the hand-over.
         std::unique_ptr<Pending> p(static_cast<Pending*>(data));
-        absl::Status result = status == cudaSuccess
-                                  ? absl::OkStatus()
-                                  : CudaError(status, "a GPU stream failed");
+        absl::Status result =
+            status == cudaSuccess ? absl::OkStatus() : CudaError(status, "a GPU stream failed");
         p->thread->Post([callback = std::move(p->callback), result = std::move(result)]() mutable {
           callback(std::move(result));
         });
@@ -175,12 +173,12 @@ void CallbackThread::Loop() {
   }
 }
 
-GpuState::GpuState(int ordinal, int64_t memory_limit_bytes)
-    : ordinal_(ordinal), memory_limit_bytes_(memory_limit_bytes) {}
+GpuState::GpuState(std::string name, int ordinal, int64_t memory_limit_bytes)
+    : name_(std::move(name)), ordinal_(ordinal), memory_limit_bytes_(memory_limit_bytes) {}
 
-absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(int ordinal,
+absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(std::string name, int ordinal,
                                                            int64_t memory_limit_bytes) {
-  std::unique_ptr<GpuState> gpu(new GpuState(ordinal, memory_limit_bytes));
+  std::unique_ptr<GpuState> gpu(new GpuState(std::move(name), ordinal, memory_limit_bytes));
   const std::string where = absl::StrFormat("GPU %d", ordinal);
   RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal), where + ": cudaSetDevice");
   RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&gpu->compute_, cudaStreamNonBlocking),
@@ -233,8 +231,7 @@ GpuState::~GpuState() {
 absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
   cudaEvent_t event = nullptr;
   RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
-  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming),
-                       "cudaEventCreate");
+  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
   absl::Status status;
   if (const cudaError_t e = cudaEventRecord(event, first); e != cudaSuccess) {
     status = CudaError(e, "cudaEventRecord");
@@ -246,28 +243,22 @@ absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
   return status;
 }
 
-CudaDevice::CudaDevice(std::string name, GpuState* gpu, std::shared_ptr<CpuThreads> host_threads)
-    : Device(std::move(name), kDeviceGpu),
-      gpu_(gpu),
-      host_threads_(std::move(host_threads)),
-      serial_(host_threads_->device().getPool(), 1) {}
-
-void CudaDevice::CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) {
-  if (absl::Status bad = CheckCopyable(src, name()); !bad.ok()) {
+void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
+  if (absl::Status bad = CheckCopyable(src, name_); !bad.ok()) {
     done(std::move(bad));
     return;
   }
-  absl::StatusOr<Tensor> host = Tensor::Allocate(gpu_->pinned_allocator(), src.dtype(), src.shape());
+  absl::StatusOr<Tensor> host = Tensor::Allocate(pinned_.get(), src.dtype(), src.shape());
   if (!host.ok()) {
     done(host.status());
     return;
   }
-  absl::Status status = gpu_->Order(gpu_->compute_stream(), gpu_->copy_stream());
+  absl::Status status = Order(compute_, copy_);
   if (status.ok() && src.TotalBytes() > 0) {
     if (const cudaError_t e = cudaMemcpyAsync(host->raw_data(), src.raw_data(), src.TotalBytes(),
-                                              cudaMemcpyDeviceToHost, gpu_->copy_stream());
+                                              cudaMemcpyDeviceToHost, copy_);
         e != cudaSuccess) {
-      status = CudaError(e, name() + ": copying to the host");
+      status = CudaError(e, name_ + ": copying to the host");
     }
   }
   if (!status.ok()) {
@@ -275,50 +266,54 @@ void CudaDevice::CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done)
     return;
   }
   // The source stays alive until the copy has read it.
-  gpu_->callbacks().PostAfter(gpu_->copy_stream(),
-                              [src, host = *std::move(host), dst, done = std::move(done)](
-                                  absl::Status copied) mutable {
-                                if (copied.ok()) *dst = std::move(host);
-                                done(std::move(copied));
-                              });
+  callbacks_.PostAfter(copy_, [src, host = *std::move(host), dst,
+                               done = std::move(done)](absl::Status copied) mutable {
+    if (copied.ok()) *dst = std::move(host);
+    done(std::move(copied));
+  });
 }
 
-void CudaDevice::CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) {
-  if (absl::Status bad = CheckCopyable(src, name()); !bad.ok()) {
+void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
+  if (absl::Status bad = CheckCopyable(src, name_); !bad.ok()) {
     done(std::move(bad));
     return;
   }
-  absl::StatusOr<Tensor> device = Tensor::Allocate(allocator(), src.dtype(), src.shape());
+  absl::StatusOr<Tensor> device = Tensor::Allocate(allocator_.get(), src.dtype(), src.shape());
   if (!device.ok()) {
     done(absl::ResourceExhaustedError(absl::StrFormat(
-        "%s: out of memory for a %s %s tensor (%d bytes; the allocator holds at most %d)",
-        name(), DataTypeString(src.dtype()), src.shape().DebugString(), src.TotalBytes(),
-        gpu_->memory_limit_bytes())));
+        "%s: out of memory for a %s %s tensor (%d bytes; the allocator holds at most %d)", name_,
+        DataTypeString(src.dtype()), src.shape().DebugString(), src.TotalBytes(),
+        memory_limit_bytes_)));
     return;
   }
   // A recycled buffer may still be read by queued kernels: the copy waits
   // for them.
-  absl::Status status = gpu_->Order(gpu_->compute_stream(), gpu_->copy_stream());
+  absl::Status status = Order(compute_, copy_);
   if (status.ok() && src.TotalBytes() > 0) {
     if (const cudaError_t e = cudaMemcpyAsync(device->raw_data(), src.raw_data(), src.TotalBytes(),
-                                              cudaMemcpyHostToDevice, gpu_->copy_stream());
+                                              cudaMemcpyHostToDevice, copy_);
         e != cudaSuccess) {
-      status = CudaError(e, name() + ": copying from the host");
+      status = CudaError(e, name_ + ": copying from the host");
     }
   }
   // Kernels that read the copy queue after it.
-  if (status.ok()) status = gpu_->Order(gpu_->copy_stream(), gpu_->compute_stream());
+  if (status.ok()) status = Order(copy_, compute_);
   if (!status.ok()) {
     done(std::move(status));
     return;
   }
-  gpu_->callbacks().PostAfter(gpu_->copy_stream(),
-                              [src, device = *std::move(device), dst, done = std::move(done)](
-                                  absl::Status copied) mutable {
-                                if (copied.ok()) *dst = std::move(device);
-                                done(std::move(copied));
-                              });
+  callbacks_.PostAfter(copy_, [src, device = *std::move(device), dst,
+                               done = std::move(done)](absl::Status copied) mutable {
+    if (copied.ok()) *dst = std::move(device);
+    done(std::move(copied));
+  });
 }
+
+CudaDevice::CudaDevice(std::string name, GpuState* gpu, std::shared_ptr<CpuThreads> host_threads)
+    : Device(std::move(name), kDeviceGpu),
+      gpu_(gpu),
+      host_threads_(std::move(host_threads)),
+      serial_(host_threads_->device().getPool(), 1) {}
 
 namespace {
 
@@ -353,7 +348,8 @@ absl::Status MakeProcessGpus(ProcessGpus& p, const GpuOptions& options)
     const int slices = options.virtual_devices_per_gpu;
     for (int v = 0; v < slices; ++v) {
       ASSIGN_OR_RETURN(std::unique_ptr<GpuState> gpu,
-                       GpuState::Create(info.ordinal, std::max<int64_t>(limit / slices, 1)));
+                       GpuState::Create(absl::StrFormat("GPU:%d", p.gpus.size()), info.ordinal,
+                                        std::max<int64_t>(limit / slices, 1)));
       p.gpus.push_back(std::move(gpu));
     }
   }
@@ -381,8 +377,8 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateGpuDevices(
     return absl::InvalidArgumentError(absl::StrFormat(
         "this process's GPUs were made with a memory limit of %d bytes and %d virtual devices "
         "per GPU; a later session cannot ask for %d bytes and %d",
-        p.options.memory_limit_bytes, p.options.virtual_devices_per_gpu,
-        options.memory_limit_bytes, options.virtual_devices_per_gpu));
+        p.options.memory_limit_bytes, p.options.virtual_devices_per_gpu, options.memory_limit_bytes,
+        options.virtual_devices_per_gpu));
   }
   const int count = std::min<int>(max_count, static_cast<int>(p.gpus.size()));
   for (int i = 0; i < count; ++i) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -54,7 +55,9 @@ class CallbackThread {
 class GpuState final : public GpuDeviceContext {
  public:
   // `memory_limit_bytes` > 0 caps the device memory its allocator holds.
-  static absl::StatusOr<std::unique_ptr<GpuState>> Create(int ordinal, int64_t memory_limit_bytes);
+  // `name` (the first device's) is what errors call it.
+  static absl::StatusOr<std::unique_ptr<GpuState>> Create(std::string name, int ordinal,
+                                                          int64_t memory_limit_bytes);
   ~GpuState() override;
 
   int ordinal() const override { return ordinal_; }
@@ -62,6 +65,14 @@ class GpuState final : public GpuDeviceContext {
   cublasHandle_t cublas() const override { return cublas_; }
   cudnnHandle_t cudnn() const override { return cudnn_; }
   absl::Mutex& library_mu() const override { return library_mu_; }
+
+  // Both run on the copy stream, ordered after the compute stream's work
+  // so far (the producer of `src`, the last reader of a recycled buffer);
+  // `done` runs on the callback thread. Strings and other host-only types
+  // are refused (INVALID_ARGUMENT); RESOURCE_EXHAUSTED when the memory
+  // limit is reached.
+  void CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) override;
+  void CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) override;
 
   cudaStream_t copy_stream() const { return copy_; }
   CachingAllocator* allocator() { return allocator_.get(); }
@@ -74,8 +85,9 @@ class GpuState final : public GpuDeviceContext {
   absl::Status Order(cudaStream_t first, cudaStream_t second);
 
  private:
-  GpuState(int ordinal, int64_t memory_limit_bytes);
+  GpuState(std::string name, int ordinal, int64_t memory_limit_bytes);
 
+  const std::string name_;
   const int ordinal_;
   const int64_t memory_limit_bytes_;
   cudaStream_t compute_ = nullptr;
@@ -102,11 +114,13 @@ class CudaDevice final : public Device {
   DeviceContext* device_context() override { return gpu_; }
   bool RunsKernelsInline() const override { return true; }
 
-  // Both run on the copy stream, ordered after the compute stream's work so
-  // far (the producer of `src`); `done` runs on the GPU's callback thread.
-  // Strings and other host-only types are refused (INVALID_ARGUMENT).
-  void CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) override;
-  void CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) override;
+  // Through the GPU's context (GpuState).
+  void CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    gpu_->CopyToHost(src, dst, std::move(done));
+  }
+  void CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    gpu_->CopyFromHost(src, dst, std::move(done));
+  }
 
  private:
   GpuState* const gpu_;

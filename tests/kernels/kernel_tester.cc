@@ -113,6 +113,16 @@ KernelTester& KernelTester::WithCancellation(StepCancellation* cancellation) {
   return *this;
 }
 
+KernelTester& KernelTester::WithRendezvous(Rendezvous* rendezvous) {
+  rendezvous_ = rendezvous;
+  return *this;
+}
+
+KernelTester& KernelTester::WithDeviceContext(DeviceContext* device_context) {
+  device_context_ = device_context;
+  return *this;
+}
+
 // Everything one run of the kernel uses, kept together so that an async
 // kernel can finish after Start returns.
 struct KernelTester::Invocation {
@@ -267,6 +277,8 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
   params.allocator = CpuAllocator();
   params.resource_manager = resources_.get();
   params.cancellation = cancellation_;
+  params.rendezvous = rendezvous_;
+  params.device_context = device_context_;
   run->ctx = std::make_unique<KernelContext>(std::move(params));
   return run;
 }

@@ -16,6 +16,7 @@
 #include "graph/tensor.h"
 #include "kernels/cancellation.h"
 #include "kernels/op_kernel.h"
+#include "kernels/rendezvous.h"
 #include "kernels/resource_mgr.h"
 
 namespace rill::testing {
@@ -65,6 +66,11 @@ class KernelTester {
   // The step's cancellation the kernel sees (none by default); it must
   // outlive the run.
   KernelTester& WithCancellation(StepCancellation* cancellation);
+  // The step's rendezvous (_Send, _Recv) and the device's context (a
+  // device with memory of its own); none by default. Both must outlive
+  // the runs.
+  KernelTester& WithRendezvous(Rendezvous* rendezvous);
+  KernelTester& WithDeviceContext(DeviceContext* device_context);
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
   // Fails when the output shapes disagree with the shape function. A
@@ -105,6 +111,8 @@ class KernelTester {
   bool unknown_input_shapes_ = false;
   std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
   StepCancellation* cancellation_ = nullptr;
+  Rendezvous* rendezvous_ = nullptr;
+  DeviceContext* device_context_ = nullptr;
 };
 
 // Thread safety: one test thread uses it; the kernel finishes on any.

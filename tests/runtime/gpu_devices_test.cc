@@ -112,9 +112,9 @@ TEST_F(GpuDevicesTest, EachGpuIsSplitIntoVirtualDevicesNamedAfterTheTask) {
 }
 
 TEST_F(GpuDevicesTest, CopiesToTheGpuAndBackKeepEveryByte) {
-  for (const Tensor& host :
-       {RandomTensor(TensorShape({257, 33}), 7), Tensor::FromVector<int64_t>({-3, 1LL << 40, 5}, TensorShape({3})),
-        Tensor(DT_FLOAT, TensorShape({0, 4}))}) {
+  for (const Tensor& host : {RandomTensor(TensorShape({257, 33}), 7),
+                             Tensor::FromVector<int64_t>({-3, 1LL << 40, 5}, TensorShape({3})),
+                             Tensor(DT_FLOAT, TensorShape({0, 4}))}) {
     ASSERT_OK_AND_ASSIGN(const Tensor back, RoundTrip(*devices_[1], host));
     EXPECT_EQ(back.dtype(), host.dtype());
     EXPECT_EQ(back.shape(), host.shape());
