@@ -306,10 +306,10 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
   ASSIGN_OR_RETURN(graph.def, root.ToGraphDef());
 
   ReplicaDeviceSetterOptions setter;
-  for (int task : config.cluster.TaskIndices("ps")) {
-    setter.ps_devices.push_back(fmt::format("/job:ps/task:{}", task));
+  for (int ps_task : config.cluster.TaskIndices("ps")) {
+    setter.ps_devices.push_back(fmt::format("/job:ps/task:{}", ps_task));
   }
-  setter.worker_device = fmt::format("/job:worker/task:{}", config.task.index);
+  setter.worker_device = worker_device;
   RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &graph.def));
 
   graph.scaffold.init_op = model.init.name();
