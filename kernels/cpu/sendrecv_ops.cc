@@ -31,6 +31,13 @@ absl::StatusOr<PreparedRendezvousKey> KeyFromAttrs(const NodeDef& node) {
   return PreparedRendezvousKey::Prepare(key);
 }
 
+// Builds a _Send or _Recv kernel with the key of its attrs.
+template <typename Kernel>
+absl::StatusOr<std::unique_ptr<OpKernel>> CreateWithKey(const OpKernelConstruction& c) {
+  ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
+  return std::unique_ptr<OpKernel>(std::make_unique<Kernel>(c, std::move(key)));
+}
+
 absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
   if (ctx.rendezvous() == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -43,11 +50,6 @@ class SendOp final : public OpKernel {
  public:
   SendOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
       : OpKernel(c), key_(std::move(key)) {}
-
-  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
-    return std::unique_ptr<OpKernel>(std::make_unique<SendOp>(c, std::move(key)));
-  }
 
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(Rendezvous * rendezvous, StepRendezvous(ctx));
@@ -64,11 +66,6 @@ class DeviceSendOp final : public AsyncOpKernel {
  public:
   DeviceSendOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
       : AsyncOpKernel(c), key_(std::move(key)) {}
-
-  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
-    return std::unique_ptr<OpKernel>(std::make_unique<DeviceSendOp>(c, std::move(key)));
-  }
 
   void ComputeAsync(KernelContext& ctx, DoneCallback done) const override {
     absl::StatusOr<Rendezvous*> rendezvous = StepRendezvous(ctx);
@@ -104,11 +101,6 @@ class RecvOp final : public AsyncOpKernel {
  public:
   RecvOp(const OpKernelConstruction& c, PreparedRendezvousKey key)
       : AsyncOpKernel(c), key_(std::move(key)) {}
-
-  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(PreparedRendezvousKey key, KeyFromAttrs(c.def()));
-    return std::unique_ptr<OpKernel>(std::make_unique<RecvOp>(c, std::move(key)));
-  }
 
   void ComputeAsync(KernelContext& ctx, DoneCallback done) const override {
     absl::StatusOr<Rendezvous*> rendezvous = StepRendezvous(ctx);
@@ -159,10 +151,10 @@ class RecvOp final : public AsyncOpKernel {
 }  // namespace
 
 void RegisterSendRecvKernels(KernelRegistry& r) {
-  r.Register(KernelDef("_Send").Device(kDeviceCpu), SendOp::Create);
-  r.Register(KernelDef("_Recv").Device(kDeviceCpu), RecvOp::Create);
-  r.Register(KernelDef("_Send").Device(kDeviceGpu), DeviceSendOp::Create);
-  r.Register(KernelDef("_Recv").Device(kDeviceGpu), RecvOp::Create);
+  r.Register(KernelDef("_Send").Device(kDeviceCpu), CreateWithKey<SendOp>);
+  r.Register(KernelDef("_Recv").Device(kDeviceCpu), CreateWithKey<RecvOp>);
+  r.Register(KernelDef("_Send").Device(kDeviceGpu), CreateWithKey<DeviceSendOp>);
+  r.Register(KernelDef("_Recv").Device(kDeviceGpu), CreateWithKey<RecvOp>);
 }
 
 }  // namespace rill

@@ -22,6 +22,16 @@ absl::Status CudaError(cudaError_t error, const std::string& what) {
       absl::StrFormat("%s: %s (%s)", what, cudaGetErrorString(error), cudaGetErrorName(error)));
 }
 
+absl::Status CublasResult(cublasStatus_t status, const std::string& what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrFormat("%s: %s", what, cublasGetStatusString(status)));
+}
+
+absl::Status CudnnResult(cudnnStatus_t status, const std::string& what) {
+  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrFormat("%s: %s", what, cudnnGetErrorString(status)));
+}
+
 #define RETURN_IF_CUDA_ERROR(expr, what)                                                \
   do {                                                                                  \
     if (const cudaError_t rill_cuda_error_ = (expr); rill_cuda_error_ != cudaSuccess) { \
@@ -185,26 +195,20 @@ absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(std::string name, int
                        where + ": creating the compute stream");
   RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&gpu->copy_, cudaStreamNonBlocking),
                        where + ": creating the copy stream");
-  if (const cublasStatus_t status = cublasCreate(&gpu->cublas_); status != CUBLAS_STATUS_SUCCESS) {
+  // A failed create leaves no handle for the destructor to destroy.
+  if (absl::Status s = CublasResult(cublasCreate(&gpu->cublas_), where + ": cublasCreate");
+      !s.ok()) {
     gpu->cublas_ = nullptr;
-    return absl::InternalError(
-        absl::StrFormat("%s: cublasCreate: %s", where, cublasGetStatusString(status)));
+    return s;
   }
-  if (const cublasStatus_t status = cublasSetStream(gpu->cublas_, gpu->compute_);
-      status != CUBLAS_STATUS_SUCCESS) {
-    return absl::InternalError(
-        absl::StrFormat("%s: cublasSetStream: %s", where, cublasGetStatusString(status)));
-  }
-  if (const cudnnStatus_t status = cudnnCreate(&gpu->cudnn_); status != CUDNN_STATUS_SUCCESS) {
+  RETURN_IF_ERROR(
+      CublasResult(cublasSetStream(gpu->cublas_, gpu->compute_), where + ": cublasSetStream"));
+  if (absl::Status s = CudnnResult(cudnnCreate(&gpu->cudnn_), where + ": cudnnCreate"); !s.ok()) {
     gpu->cudnn_ = nullptr;
-    return absl::InternalError(
-        absl::StrFormat("%s: cudnnCreate: %s", where, cudnnGetErrorString(status)));
+    return s;
   }
-  if (const cudnnStatus_t status = cudnnSetStream(gpu->cudnn_, gpu->compute_);
-      status != CUDNN_STATUS_SUCCESS) {
-    return absl::InternalError(
-        absl::StrFormat("%s: cudnnSetStream: %s", where, cudnnGetErrorString(status)));
-  }
+  RETURN_IF_ERROR(
+      CudnnResult(cudnnSetStream(gpu->cudnn_, gpu->compute_), where + ": cudnnSetStream"));
   gpu->device_memory_ = std::make_unique<CudaMallocAllocator>(ordinal, memory_limit_bytes);
   // The cache may hold everything the limit allows: device memory given
   // back to the driver is only needed again.
@@ -253,24 +257,7 @@ void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
     done(host.status());
     return;
   }
-  absl::Status status = Order(compute_, copy_);
-  if (status.ok() && src.TotalBytes() > 0) {
-    if (const cudaError_t e = cudaMemcpyAsync(host->raw_data(), src.raw_data(), src.TotalBytes(),
-                                              cudaMemcpyDeviceToHost, copy_);
-        e != cudaSuccess) {
-      status = CudaError(e, name_ + ": copying to the host");
-    }
-  }
-  if (!status.ok()) {
-    done(std::move(status));
-    return;
-  }
-  // The source stays alive until the copy has read it.
-  callbacks_.PostAfter(copy_, [src, host = *std::move(host), dst,
-                               done = std::move(done)](absl::Status copied) mutable {
-    if (copied.ok()) *dst = std::move(host);
-    done(std::move(copied));
-  });
+  Copy(src, *std::move(host), /*to_device=*/false, dst, std::move(done));
 }
 
 void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
@@ -286,27 +273,33 @@ void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
         memory_limit_bytes_)));
     return;
   }
-  // A recycled buffer may still be read by queued kernels: the copy waits
-  // for them.
+  Copy(src, *std::move(device), /*to_device=*/true, dst, std::move(done));
+}
+
+void GpuState::Copy(const Tensor& src, Tensor to, bool to_device, Tensor* dst, CopyDone done) {
+  // After the producer of `src`, and after the last reader of a recycled
+  // buffer `to`.
   absl::Status status = Order(compute_, copy_);
   if (status.ok() && src.TotalBytes() > 0) {
-    if (const cudaError_t e = cudaMemcpyAsync(device->raw_data(), src.raw_data(), src.TotalBytes(),
-                                              cudaMemcpyHostToDevice, copy_);
+    if (const cudaError_t e =
+            cudaMemcpyAsync(to.raw_data(), src.raw_data(), src.TotalBytes(),
+                            to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, copy_);
         e != cudaSuccess) {
-      status = CudaError(e, name_ + ": copying from the host");
+      status =
+          CudaError(e, name_ + (to_device ? ": copying from the host" : ": copying to the host"));
     }
   }
-  // Kernels that read the copy queue after it.
-  if (status.ok()) status = Order(copy_, compute_);
+  if (status.ok() && to_device) status = Order(copy_, compute_);
   if (!status.ok()) {
     done(std::move(status));
     return;
   }
-  callbacks_.PostAfter(copy_, [src, device = *std::move(device), dst,
-                               done = std::move(done)](absl::Status copied) mutable {
-    if (copied.ok()) *dst = std::move(device);
-    done(std::move(copied));
-  });
+  // The source stays alive until the copy has read it.
+  callbacks_.PostAfter(
+      copy_, [src, to = std::move(to), dst, done = std::move(done)](absl::Status copied) mutable {
+        if (copied.ok()) *dst = std::move(to);
+        done(std::move(copied));
+      });
 }
 
 CudaDevice::CudaDevice(std::string name, GpuState* gpu, std::shared_ptr<CpuThreads> host_threads)

@@ -74,18 +74,17 @@ class GpuState final : public GpuDeviceContext {
   void CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) override;
   void CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) override;
 
-  cudaStream_t copy_stream() const { return copy_; }
   CachingAllocator* allocator() { return allocator_.get(); }
-  // Page-locked host memory: copies from and to it run asynchronously.
-  CachingAllocator* pinned_allocator() { return pinned_.get(); }
-  CallbackThread& callbacks() { return callbacks_; }
-  int64_t memory_limit_bytes() const { return memory_limit_bytes_; }
-
-  // Makes `second` wait for the work queued on `first` so far.
-  absl::Status Order(cudaStream_t first, cudaStream_t second);
 
  private:
   GpuState(std::string name, int ordinal, int64_t memory_limit_bytes);
+
+  // Makes `second` wait for the work queued on `first` so far.
+  absl::Status Order(cudaStream_t first, cudaStream_t second);
+  // Copies `src` into `to` (allocated on the other side) on the copy
+  // stream after the compute stream's work so far, then sets `*dst`;
+  // `to_device`: the compute stream's later work waits for the copy.
+  void Copy(const Tensor& src, Tensor to, bool to_device, Tensor* dst, CopyDone done);
 
   const std::string name_;
   const int ordinal_;
@@ -98,6 +97,7 @@ class GpuState final : public GpuDeviceContext {
   std::unique_ptr<Allocator> device_memory_;
   std::unique_ptr<CachingAllocator> allocator_;
   std::unique_ptr<Allocator> pinned_memory_;
+  // Page-locked host memory: copies from and to it run asynchronously.
   std::unique_ptr<CachingAllocator> pinned_;
   CallbackThread callbacks_;  // Last member: joined first, while the rest lives.
 };

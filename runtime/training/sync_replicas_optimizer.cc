@@ -14,11 +14,6 @@
 namespace rill {
 namespace {
 
-absl::StatusOr<Operation> Built(const Scope& scope, const Operation& op) {
-  RETURN_IF_ERROR(scope.status());
-  return op;
-}
-
 int64_t TimeoutMs(absl::Duration timeout) {
   return timeout == absl::InfiniteDuration() ? -1 : absl::ToInt64Milliseconds(timeout);
 }
@@ -351,7 +346,7 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   names_ = std::move(names);
   local_step_ = local_step;
   built_ = true;
-  return Built(scope, train_op.operation);
+  return train_op.operation;
 }
 
 absl::StatusOr<std::unique_ptr<SessionRunHook>> SyncReplicasOptimizer::MakeSessionRunHook(

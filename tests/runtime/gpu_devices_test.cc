@@ -4,12 +4,14 @@
 #include "runtime/gpu_devices.h"
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
+#include "graph/status_macros.h"
 #include "gtest/gtest.h"
 #include "runtime/device_query.h"
 #include "tests/test_util.h"
@@ -50,23 +52,26 @@ class GpuDevicesTest : public ::testing::Test {
   // Copies `host` to `device` and back.
   static absl::StatusOr<Tensor> RoundTrip(Device& device, const Tensor& host) {
     Tensor on_device;
+    RETURN_IF_ERROR(Await([&](Device::StatusCallback done) {
+      device.CopyFromHost(host, &on_device, std::move(done));
+    }));
+    Tensor back;
+    RETURN_IF_ERROR(Await([&](Device::StatusCallback done) {
+      device.CopyToHost(on_device, &back, std::move(done));
+    }));
+    return back;
+  }
+
+  // Starts a copy and waits for its callback.
+  static absl::Status Await(const std::function<void(Device::StatusCallback)>& copy) {
     absl::Status status;
     absl::Notification copied;
-    device.CopyFromHost(host, &on_device, [&](absl::Status s) {
-      status = s;
+    copy([&](absl::Status s) {
+      status = std::move(s);
       copied.Notify();
     });
     copied.WaitForNotification();
-    if (!status.ok()) return status;
-    Tensor back;
-    absl::Notification returned;
-    device.CopyToHost(on_device, &back, [&](absl::Status s) {
-      status = s;
-      returned.Notify();
-    });
-    returned.WaitForNotification();
-    if (!status.ok()) return status;
-    return back;
+    return status;
   }
 
   int physical_ = 0;
