@@ -145,6 +145,11 @@ bool KernelRegistry::HasKernel(const NodeDef& node, std::string_view device_type
   return Find(node, device_type) != nullptr;
 }
 
+void KernelRegistry::ForEach(
+    const std::function<void(const KernelDef&, const KernelFactory&)>& visit) const {
+  for (const auto& [op, entry] : kernels_) visit(entry.def, entry.factory);
+}
+
 std::vector<std::string> KernelRegistry::DeviceTypesFor(std::string_view op) const {
   std::vector<std::string> types;
   auto [begin, end] = kernels_.equal_range(op);

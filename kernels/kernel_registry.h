@@ -89,6 +89,8 @@ class KernelRegistry {
   bool HasKernel(const NodeDef& node, std::string_view device_type) const;
   // Device types with at least one kernel for `op`.
   std::vector<std::string> DeviceTypesFor(std::string_view op) const;
+  // Every registration, by op name.
+  void ForEach(const std::function<void(const KernelDef&, const KernelFactory&)>& visit) const;
 
  private:
   struct Entry {

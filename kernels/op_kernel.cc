@@ -39,8 +39,14 @@ void KernelContext::ReadRefInputs() {
   }
 }
 
+Allocator* KernelContext::AllocatorFor(DataType dtype) const {
+  return device_context() != nullptr && InHostMemory(dtype) ? device_context()->host_allocator()
+                                                            : allocator();
+}
+
 absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const TensorShape& shape) {
-  auto tensor = Tensor::Allocate(allocator(), BaseType(output_type(i)), shape);
+  const DataType dtype = BaseType(output_type(i));
+  auto tensor = Tensor::Allocate(AllocatorFor(dtype), dtype, shape);
   if (!tensor.ok()) {
     return absl::Status(tensor.status().code(),
                         absl::StrFormat("output %d: %s", i, tensor.status().message()));
@@ -50,7 +56,7 @@ absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const TensorShape& 
 }
 
 absl::StatusOr<Tensor> KernelContext::AllocateTemp(DataType dtype, const TensorShape& shape) {
-  return Tensor::Allocate(allocator(), dtype, shape);
+  return Tensor::Allocate(AllocatorFor(dtype), dtype, shape);
 }
 
 void KernelContext::set_output(int i, Tensor tensor) {

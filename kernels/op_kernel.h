@@ -125,9 +125,10 @@ class KernelContext {
   absl::Mutex* input_ref_mutex(int i) const { return frame_.inputs[i].ref_mu; }
 
   int num_outputs() const { return static_cast<int>(frame_.outputs.size()); }
-  // Allocates output `i` (uninitialized elements) from the device allocator.
+  // Allocates output `i` (uninitialized elements) from the device allocator,
+  // or from the host's for the types InHostMemory keeps there.
   absl::StatusOr<Tensor*> AllocateOutput(int i, const TensorShape& shape);
-  // Allocates a scratch tensor that is not an output.
+  // Allocates a scratch tensor that is not an output (as AllocateOutput).
   absl::StatusOr<Tensor> AllocateTemp(DataType dtype, const TensorShape& shape);
   void set_output(int i, Tensor tensor);
   // Makes output `i` a reference to the variable behind input `input`.
@@ -158,6 +159,7 @@ class KernelContext {
 
  private:
   void ReadRefInputs();
+  Allocator* AllocatorFor(DataType dtype) const;
 
   // Storage for the Params constructor (empty for a Frame).
   std::vector<TensorValue> owned_inputs_;

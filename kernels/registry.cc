@@ -2,7 +2,7 @@
 
 namespace rill {
 
-void RegisterStandardKernels(KernelRegistry& registry) {
+void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuCwiseKernels(registry);
   RegisterCpuClipKernels(registry);
   RegisterCpuReductionKernels(registry);
@@ -23,6 +23,12 @@ void RegisterStandardKernels(KernelRegistry& registry) {
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);
   RegisterCpuQueueKernels(registry);
+}
+
+void RegisterStandardKernels(KernelRegistry& registry) {
+  RegisterCpuKernels(registry);
+  // After the CPU's: the GPU reuses some CPU kernels (host_kernels.h).
+  RegisterGpuKernels(registry);
 }
 
 const KernelRegistry& StandardKernels() {

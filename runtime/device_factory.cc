@@ -59,7 +59,8 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view tex
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-    const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads) {
+    const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads,
+    const GpuOptions& gpu_options) {
   RETURN_IF_ERROR(ValidateDeviceCount(device_count));
   const auto cpu = device_count.find(kDeviceCpu);
   const int cpus = cpu == device_count.end() ? 1 : std::max(1, cpu->second);
@@ -72,7 +73,8 @@ absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
   const auto gpu = device_count.find(kDeviceGpu);
   ASSIGN_OR_RETURN(
       std::vector<std::unique_ptr<Device>> gpus,
-      CreateGpuDevices(task, gpu == device_count.end() ? kMaxDevicesPerType : gpu->second, threads));
+      CreateGpuDevices(task, gpu == device_count.end() ? kMaxDevicesPerType : gpu->second, threads,
+                       gpu_options));
   for (std::unique_ptr<Device>& device : gpus) devices.push_back(std::move(device));
   return devices;
 }

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/device.h"
+#include "runtime/gpu_devices.h"
 
 namespace rill {
 
@@ -26,9 +27,10 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCount(std::string_view tex
 // `task`'s devices ("/job:J/replica:0/task:T"): CPU:0 .. CPU:n-1 (n =
 // device_count["CPU"], at least one), sharing one intra-op pool, then
 // GPU:0 .. GPU:m-1, every GPU this process has (gpu_devices.h) up to
-// device_count["GPU"] when given, as in TensorFlow.
+// device_count["GPU"] when given, as in TensorFlow, made with `gpu`.
 absl::StatusOr<std::vector<std::unique_ptr<Device>>> CreateDevices(
-    const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads);
+    const std::string& task, const std::map<std::string, int>& device_count, int intra_op_threads,
+    const GpuOptions& gpu = {});
 
 }  // namespace rill
 

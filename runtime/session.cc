@@ -44,6 +44,7 @@ class DirectSession final : public Session {
     WorkerOptions worker;
     worker.task = kLocalTask;
     worker.device_count = options.device_count;
+    worker.gpu = options.gpu;
     worker.inter_op_threads = options.inter_op_threads;
     worker.intra_op_threads = options.intra_op_threads;
     // With one inter-op thread a step runs on the thread that called Run.

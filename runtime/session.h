@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/tensor.h"
+#include "runtime/gpu_devices.h"
 
 namespace rill {
 
@@ -34,6 +35,10 @@ struct SessionOptions {
   // (sharing the intra-op pool), so that a graph placed on both runs
   // partitioned, with _Send/_Recv between them. Absent types: one CPU.
   std::map<std::string, int> device_count;
+  // How this process's GPUs are made, the first time any session makes
+  // them: each GPU's memory limit, and virtual devices per GPU (two give
+  // /device:GPU:0 and /device:GPU:1 on a one-GPU machine).
+  GpuOptions gpu;
   // Requests for devices that do not exist (or lack a kernel) fall back to
   // one that does, instead of failing (PlacerOptions).
   bool allow_soft_placement = false;

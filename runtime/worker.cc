@@ -1,6 +1,8 @@
 #include "runtime/worker.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -56,6 +58,45 @@ absl::StatusOr<std::unique_ptr<Executor>> PartitionExecutor(
     params.fetches.push_back(TensorEndpoint{node, id.index});
   }
   return Executor::Create(params);
+}
+
+// Copies each of `tensors`, in place, from the host to `device` (or back,
+// `to_device` false), then calls `done` once with the first error.
+void CopyAll(Device* device, std::vector<Tensor>* tensors, bool to_device,
+             std::function<void(absl::Status)> done) {
+  if (tensors->empty()) return done(absl::OkStatus());
+  struct Pending {
+    std::atomic<size_t> left;
+    absl::Mutex mu;
+    absl::Status status ABSL_GUARDED_BY(mu);
+    std::function<void(absl::Status)> done;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left.store(tensors->size(), std::memory_order_relaxed);
+  pending->done = std::move(done);
+  const auto one_done = [pending](absl::Status status) {
+    if (!status.ok()) {
+      absl::MutexLock lock(&pending->mu);
+      pending->status.Update(status);
+    }
+    // Acq_rel: the last copy to finish sees the others' results.
+    if (pending->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    absl::Status first;
+    {
+      absl::MutexLock lock(&pending->mu);
+      first = pending->status;
+    }
+    pending->done(std::move(first));
+  };
+  for (Tensor& tensor : *tensors) {
+    // The copy keeps its source alive while `tensor` is replaced.
+    const Tensor source = tensor;
+    if (to_device) {
+      device->CopyFromHost(source, &tensor, one_done);
+    } else {
+      device->CopyToHost(source, &tensor, one_done);
+    }
+  }
 }
 
 bool IsIdentity(const std::vector<int>& indices, int n) {
@@ -126,8 +167,12 @@ Worker::Worker(const WorkerOptions& options)
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
   auto worker = std::unique_ptr<Worker>(new Worker(options));
-  ASSIGN_OR_RETURN(worker->devices_,
-                   CreateDevices(options.task, options.device_count, options.intra_op_threads));
+  if (options.make_devices) {
+    ASSIGN_OR_RETURN(worker->devices_, options.make_devices());
+  } else {
+    ASSIGN_OR_RETURN(worker->devices_, CreateDevices(options.task, options.device_count,
+                                                     options.intra_op_threads, options.gpu));
+  }
   return worker;
 }
 
@@ -235,7 +280,10 @@ absl::StatusOr<std::shared_ptr<const Worker::RegisteredGraph>> Worker::Build(
           "RegisterGraph: no partition holds the fetched tensor '%s'", request.fetches(j)));
     }
   }
+  // A device with memory of its own takes its feeds and gives its fetches
+  // through copies, so its partition never reads the call's vectors.
   graph->direct_io = graph->partitions.size() == 1 &&
+                     graph->partitions[0].device->device_context() == nullptr &&
                      IsIdentity(graph->partitions[0].feeds, graph->num_feeds) &&
                      IsIdentity(graph->partitions[0].fetches, graph->num_fetches);
   return graph;
@@ -274,9 +322,9 @@ void Worker::RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done
   // likeliest cause is that this task restarted, and a supervised session
   // recovers by creating a new session (which registers again).
   if (graph == nullptr) {
-    return done(absl::AbortedError(absl::StrFormat(
-        "RunGraph: no graph '%s' on %s (possibly, this task just restarted)",
-        call->graph_handle, task())));
+    return done(absl::AbortedError(
+        absl::StrFormat("RunGraph: no graph '%s' on %s (possibly, this task just restarted)",
+                        call->graph_handle, task())));
   }
   if (static_cast<int>(call->feeds.size()) != graph->num_feeds) {
     return done(absl::InvalidArgumentError(
@@ -351,17 +399,31 @@ void Worker::Start(Step* step) const {
   // Pointers only: a deferred start may run on the pool after this returns.
   const RegisteredGraph* g = &graph;
   RunGraphCall* c = &call;
-  const auto run = [step, g, c, partition_done, start](size_t p) {
+  const auto execute = [step, g, c, start](size_t p, Executor::DoneCallback done) {
     const Executor& executor = *g->partitions[p].executor;
     std::vector<Tensor>* fetched = g->direct_io ? &c->fetched : &step->fetched[p];
     switch (start) {
       case StepStart::kPool:
-        return executor.RunAsync(step->args[p], fetched, partition_done);
+        return executor.RunAsync(step->args[p], fetched, std::move(done));
       case StepStart::kHere:
-        return executor.RunAsyncStartingHere(step->args[p], fetched, partition_done);
+        return executor.RunAsyncStartingHere(step->args[p], fetched, std::move(done));
       case StepStart::kQuickHere:
-        return executor.RunAsyncQuickHere(step->args[p], fetched, partition_done);
+        return executor.RunAsyncQuickHere(step->args[p], fetched, std::move(done));
     }
+  };
+  // A partition on a device with memory of its own gets its feeds copied
+  // there first, and what it fetches copied back to the host.
+  const auto run = [step, g, execute, partition_done](size_t p) {
+    Device* device = g->partitions[p].device;
+    if (device->device_context() == nullptr) return execute(p, partition_done);
+    CopyAll(device, &step->feeds[p], /*to_device=*/true,
+            [step, p, device, execute, partition_done](absl::Status copied) {
+              if (!copied.ok()) return partition_done(std::move(copied));
+              execute(p, [step, p, device, partition_done](absl::Status status) {
+                if (!status.ok()) return partition_done(std::move(status));
+                CopyAll(device, &step->fetched[p], /*to_device=*/false, partition_done);
+              });
+            });
   };
   if (start != StepStart::kHere || n == 1) {
     // `step` may be gone once the last partition has started.

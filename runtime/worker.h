@@ -6,6 +6,7 @@
 #define RILL_RUNTIME_WORKER_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels/kernel_registry.h"
 #include "runtime/device.h"
+#include "runtime/gpu_devices.h"
 #include "runtime/remote_rendezvous.h"
 #include "runtime/worker_interface.h"
 #include "runtime/worker_step_table.h"
@@ -30,6 +32,7 @@ struct WorkerOptions {
   std::string task;
   // Devices by type ({"CPU", 2}: CPU:0 and CPU:1); absent types: one CPU.
   std::map<std::string, int> device_count;
+  GpuOptions gpu;            // How the GPUs are made (memory limit, virtual devices).
   int inter_op_threads = 0;  // <= 0: one per hardware thread.
   int intra_op_threads = 0;
   // Whether a step may run nodes on several pool threads at once.
@@ -38,6 +41,9 @@ struct WorkerOptions {
   // Sends tensors to other tasks. Null: the task is alone, and a graph
   // that sends to another task fails to register.
   PushTensorFn push;
+  // The task's devices. Null: CreateDevices(task, device_count,
+  // intra_op_threads), the machine's. Tests give devices of their own.
+  std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>()> make_devices;
 };
 
 // Thread safety: all methods may be called concurrently.

@@ -1,7 +1,9 @@
-// CPU kernels for variables: reference variables (Variable, VariableV2) and
+// Kernels for variables: reference variables (Variable, VariableV2) and
 // the ops that assign them in place, and resource variables (VarHandleOp,
 // ReadVariableOp, AssignVariableOp, VarIsInitializedOp). Both kinds live in
 // the device's ResourceMgr, found by (container, shared_name or node name).
+// Apart from AssignAdd and AssignSub they never compute on elements, so the
+// same kernels serve the GPU, copying through its device context.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu_threads.h"
+#include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
@@ -43,15 +46,29 @@ absl::StatusOr<ResourceMgr*> GetResourceMgr(const KernelContext& ctx) {
   return ctx.resource_manager();
 }
 
-// Copies the elements of `from` into `to`. REQUIRES: same dtype and
-// element count.
-void CopyElements(const Tensor& from, const Tensor& to) {
+// Copies the elements of `from` into `to`, in the device's memory when
+// they are there. REQUIRES: same dtype and element count.
+absl::Status CopyElements(const KernelContext& ctx, const Tensor& from, const Tensor& to) {
   if (BaseType(from.dtype()) == DT_STRING) {
     std::copy_n(from.data<std::string>(), from.NumElements(), to.data<std::string>());
+  } else if (ctx.device_context() != nullptr && !InHostMemory(from.dtype())) {
+    return ctx.device_context()->CopyWithinDevice(from.raw_data(), to.raw_data(),
+                                                  from.TotalBytes());
   } else {
     // memmove: assigning a variable its own value is allowed.
     std::memmove(to.raw_data(), from.raw_data(), from.TotalBytes());
   }
+  return absl::OkStatus();
+}
+
+// A scalar bool output computed on the host.
+absl::Status SetBoolOutput(KernelContext& ctx, bool value) {
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape()));
+  if (ctx.device_context() != nullptr) {
+    return ctx.device_context()->CopyHostBytesToDevice(&value, out->raw_data(), sizeof(bool));
+  }
+  out->scalar<bool>() = value;
+  return absl::OkStatus();
 }
 
 // Variable and VariableV2: a reference to the variable's tensor, created
@@ -111,10 +128,10 @@ class AssignOp final : public OpKernel {
             RefInputName(ctx, 0), var->shape().DebugString(), value.shape().DebugString()));
       }
       if (same_shape && var->dtype() == value.dtype()) {
-        CopyElements(value, *var);
+        RETURN_IF_ERROR(CopyElements(ctx, value, *var));
       } else {
         ASSIGN_OR_RETURN(Tensor fresh, ctx.AllocateTemp(BaseType(value.dtype()), value.shape()));
-        CopyElements(value, fresh);
+        RETURN_IF_ERROR(CopyElements(ctx, value, fresh));
         *var = std::move(fresh);
       }
     }
@@ -166,9 +183,7 @@ class IsVariableInitializedOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape()));
-    out->scalar<bool>() = ctx.input(0).IsInitialized();
-    return absl::OkStatus();
+    return SetBoolOutput(ctx, ctx.input(0).IsInitialized());
   }
   bool IsExpensive() const override { return false; }
 };
@@ -275,7 +290,7 @@ class AssignVariableOp final : public OpKernel {
     RETURN_IF_ERROR(CheckDtype("assign", var->dtype(), dtype_));
     // A copy: the variable must not alias a tensor its feeder may reuse.
     ASSIGN_OR_RETURN(Tensor copy, ctx.AllocateTemp(dtype_, value.shape()));
-    CopyElements(value, copy);
+    RETURN_IF_ERROR(CopyElements(ctx, value, copy));
     absl::MutexLock lock(var->mu());
     Tensor* current = var->tensor();
     if (validate_shape_ && current->IsInitialized() && current->shape() != value.shape()) {
@@ -303,9 +318,7 @@ class VarIsInitializedOp final : public OpKernel {
     ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
     const absl::StatusOr<std::shared_ptr<Var>> var =
         resources->Lookup<Var>(handle->container(), handle->name());
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape()));
-    out->scalar<bool>() = var.ok() && (*var)->is_initialized();
-    return absl::OkStatus();
+    return SetBoolOutput(ctx, var.ok() && (*var)->is_initialized());
   }
   bool IsExpensive() const override { return false; }
 };
@@ -323,17 +336,21 @@ void RegisterAssignUpdate(KernelRegistry& r) {
 }  // namespace
 
 void RegisterCpuStateKernels(KernelRegistry& r) {
-  r.Register(KernelDef("Variable").Device(kDeviceCpu), VariableOp::Create);
-  r.Register(KernelDef("VariableV2").Device(kDeviceCpu), VariableOp::Create);
-  r.Register(KernelDef("Assign").Device(kDeviceCpu), MakeKernel<AssignOp>);
   RegisterAssignUpdate<float, double, int32_t, int64_t, half, bfloat16, int8_t, int16_t, uint8_t,
                        complex64, complex128>(r);
-  r.Register(KernelDef("IsVariableInitialized").Device(kDeviceCpu),
-             MakeKernel<IsVariableInitializedOp>);
+  // VarHandleOp's output is host memory everywhere: host_kernels.cc gives
+  // it to the GPU.
   r.Register(KernelDef("VarHandleOp").Device(kDeviceCpu), VarHandleOp::Create);
-  r.Register(KernelDef("ReadVariableOp").Device(kDeviceCpu), MakeKernel<ReadVariableOp>);
-  r.Register(KernelDef("AssignVariableOp").Device(kDeviceCpu), AssignVariableOp::Create);
-  r.Register(KernelDef("VarIsInitializedOp").Device(kDeviceCpu), MakeKernel<VarIsInitializedOp>);
+  for (const char* device : {kDeviceCpu, kDeviceGpu}) {
+    r.Register(KernelDef("Variable").Device(device), VariableOp::Create);
+    r.Register(KernelDef("VariableV2").Device(device), VariableOp::Create);
+    r.Register(KernelDef("Assign").Device(device), MakeKernel<AssignOp>);
+    r.Register(KernelDef("IsVariableInitialized").Device(device),
+               MakeKernel<IsVariableInitializedOp>);
+    r.Register(KernelDef("ReadVariableOp").Device(device), MakeKernel<ReadVariableOp>);
+    r.Register(KernelDef("AssignVariableOp").Device(device), AssignVariableOp::Create);
+    r.Register(KernelDef("VarIsInitializedOp").Device(device), MakeKernel<VarIsInitializedOp>);
+  }
 }
 
 }  // namespace rill

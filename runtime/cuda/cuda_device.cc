@@ -6,6 +6,8 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
+#include "kernels/cuda/cuda_status.h"
+#include "runtime/device.h"
 #include "runtime/device_query.h"
 #include "runtime/gpu_devices.h"
 
@@ -16,28 +18,6 @@ constexpr size_t kCudaMallocAlignment = 256;
 // Of the memory free when a GPU is first used, the share its allocator may
 // hold when no limit is given: the rest is for the libraries' workspaces.
 constexpr double kDefaultMemoryFraction = 0.9;
-
-absl::Status CudaError(cudaError_t error, const std::string& what) {
-  return absl::InternalError(
-      absl::StrFormat("%s: %s (%s)", what, cudaGetErrorString(error), cudaGetErrorName(error)));
-}
-
-absl::Status CublasResult(cublasStatus_t status, const std::string& what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrFormat("%s: %s", what, cublasGetStatusString(status)));
-}
-
-absl::Status CudnnResult(cudnnStatus_t status, const std::string& what) {
-  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrFormat("%s: %s", what, cudnnGetErrorString(status)));
-}
-
-#define RETURN_IF_CUDA_ERROR(expr, what)                                                \
-  do {                                                                                  \
-    if (const cudaError_t rill_cuda_error_ = (expr); rill_cuda_error_ != cudaSuccess) { \
-      return CudaError(rill_cuda_error_, what);                                         \
-    }                                                                                   \
-  } while (false)
 
 // Device memory straight from cudaMalloc, with a cap on the bytes held.
 // Thread safety: thread-safe.
@@ -99,27 +79,10 @@ class PinnedHostAllocator final : public Allocator {
   }
 };
 
-// Element types whose bytes are plain numbers: the only ones a GPU holds.
-bool CopyableToGpu(DataType dtype) {
-  switch (BaseType(dtype)) {
-    case DT_STRING:
-    case DT_RESOURCE:
-    case DT_VARIANT:
-      return false;
-    default:
-      return true;
-  }
-}
-
-absl::Status CheckCopyable(const Tensor& src, const std::string& device) {
+absl::Status CheckInitialized(const Tensor& src, const std::string& device) {
   if (!src.IsInitialized()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("copy to or from %s: the tensor is not initialized", device));
-  }
-  if (!CopyableToGpu(src.dtype())) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("copy to or from %s: %s tensors live in host memory only", device,
-                        DataTypeString(src.dtype())));
   }
   return absl::OkStatus();
 }
@@ -220,6 +183,8 @@ absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(std::string name, int
   return gpu;
 }
 
+Allocator* GpuState::host_allocator() { return CpuCachingAllocator(); }
+
 GpuState::~GpuState() {
   static_cast<void>(cudaSetDevice(ordinal_));
   if (compute_ != nullptr) static_cast<void>(cudaStreamSynchronize(compute_));
@@ -248,8 +213,13 @@ absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
 }
 
 void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
-  if (absl::Status bad = CheckCopyable(src, name_); !bad.ok()) {
+  if (absl::Status bad = CheckInitialized(src, name_); !bad.ok()) {
     done(std::move(bad));
+    return;
+  }
+  if (InHostMemory(src.dtype())) {
+    *dst = src;
+    done(absl::OkStatus());
     return;
   }
   absl::StatusOr<Tensor> host = Tensor::Allocate(pinned_.get(), src.dtype(), src.shape());
@@ -261,8 +231,13 @@ void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
 }
 
 void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
-  if (absl::Status bad = CheckCopyable(src, name_); !bad.ok()) {
+  if (absl::Status bad = CheckInitialized(src, name_); !bad.ok()) {
     done(std::move(bad));
+    return;
+  }
+  if (InHostMemory(src.dtype())) {
+    *dst = src;
+    done(absl::OkStatus());
     return;
   }
   absl::StatusOr<Tensor> device = Tensor::Allocate(allocator_.get(), src.dtype(), src.shape());
@@ -274,6 +249,23 @@ void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
     return;
   }
   Copy(src, *std::move(device), /*to_device=*/true, dst, std::move(done));
+}
+
+absl::Status GpuState::CopyWithinDevice(const void* src, void* dst, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), name_ + ": cudaSetDevice");
+  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_),
+                       name_ + ": copying within the device");
+  return absl::OkStatus();
+}
+
+absl::Status GpuState::CopyHostBytesToDevice(const void* src, void* dst, size_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), name_ + ": cudaSetDevice");
+  // From pageable memory the call returns once the bytes are staged.
+  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, compute_),
+                       name_ + ": copying host bytes to the device");
+  return absl::OkStatus();
 }
 
 void GpuState::Copy(const Tensor& src, Tensor to, bool to_device, Tensor* dst, CopyDone done) {

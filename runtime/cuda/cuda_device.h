@@ -66,13 +66,18 @@ class GpuState final : public GpuDeviceContext {
   cudnnHandle_t cudnn() const override { return cudnn_; }
   absl::Mutex& library_mu() const override { return library_mu_; }
 
+  Allocator* host_allocator() override;
+
   // Both run on the copy stream, ordered after the compute stream's work
   // so far (the producer of `src`, the last reader of a recycled buffer);
-  // `done` runs on the callback thread. Strings and other host-only types
-  // are refused (INVALID_ARGUMENT); RESOURCE_EXHAUSTED when the memory
-  // limit is reached.
+  // `done` runs on the callback thread. Tensors InHostMemory keeps on the
+  // host are passed on at once; RESOURCE_EXHAUSTED when the memory limit
+  // is reached.
   void CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) override;
   void CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) override;
+  // On the compute stream.
+  absl::Status CopyWithinDevice(const void* src, void* dst, size_t bytes) override;
+  absl::Status CopyHostBytesToDevice(const void* src, void* dst, size_t bytes) override;
 
   CachingAllocator* allocator() { return allocator_.get(); }
 

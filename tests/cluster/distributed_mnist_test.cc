@@ -149,6 +149,22 @@ TEST_F(DistributedMnist, TrainsTheConvolutionalModel) {
   EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.6) << chief->Log();
 }
 
+// --device gpu: each worker computes on its GPU (the trace shows the
+// worker's compute on /device:GPU:0) with its variables on the ps.
+TEST_F(DistributedMnist, WorkersTrainOnTheirGpu) {
+  auto ps = Task("ps", 0);
+  auto chief = Task("worker", 0, {"--device=gpu", "--train_steps=1200", "--trace_steps=2"});
+  const testing::ExitStatus exit = chief->WaitExit(absl::Seconds(240));
+  if (exit.code != 0 && chief->Log().find("this machine has no GPU") != std::string::npos) {
+    GTEST_SKIP() << chief->Log();
+  }
+  ASSERT_EQ(exit.code, 0) << chief->Log();
+  EXPECT_THAT(chief->Log(),
+              ::testing::ContainsRegex("/job:worker/replica:0/task:0/device:GPU:0: compute"));
+  EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 1200);
+  EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.8) << chief->Log();
+}
+
 // The chief killed mid-training comes back, restores its last checkpoint
 // (the global step goes on from there) and finishes.
 TEST_F(DistributedMnist, KilledChiefResumesFromItsLastCheckpoint) {
@@ -304,6 +320,7 @@ TEST_F(DistributedMnist, RefusesSynchronousSettingsThatCannotWork) {
       {{"--staleness=-1"}, "--staleness '-1': expected a whole number >= 0"},
       {{"--replicas_to_aggregate=0"}, "--replicas_to_aggregate"},
       {{"--issync=1", "--replicas_to_aggregate=99999999999"}, "at most 1048576 gradients"},
+      {{"--device=tpu"}, "--device 'tpu': expected auto, cpu or gpu"},
   };
   for (const auto& [flags, message] : cases) {
     auto worker = Task("worker", 0, flags);

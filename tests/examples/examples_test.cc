@@ -49,11 +49,13 @@ TEST(LinearRegression, WritesCheckpointsAndEventsToTheLogdir) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("restored " + logdir + "/model.ckpt-300: w 2.0000  b 10.0000"));
   EXPECT_THAT(testing::ReadFileOrDie(logdir + "/checkpoint"),
-              HasSubstr("all_model_checkpoint_paths: \"" + logdir + "/model.ckpt-200\"\n"
-                        "all_model_checkpoint_paths: \"" + logdir + "/model.ckpt-300\""));
+              HasSubstr("all_model_checkpoint_paths: \"" + logdir +
+                        "/model.ckpt-200\"\n"
+                        "all_model_checkpoint_paths: \"" +
+                        logdir + "/model.ckpt-300\""));
   EXPECT_FALSE(std::filesystem::exists(logdir + "/model.ckpt-100.index"));
-  for (const char* file : {"/model.ckpt-300.index", "/model.ckpt-300.meta",
-                           "/model.ckpt-300.data-00000-of-00001"}) {
+  for (const char* file :
+       {"/model.ckpt-300.index", "/model.ckpt-300.meta", "/model.ckpt-300.data-00000-of-00001"}) {
     EXPECT_TRUE(std::filesystem::exists(logdir + file)) << file;
   }
   int event_files = 0;
@@ -85,6 +87,18 @@ TEST(MatMulDevices, SumsRandomMatrixTimesItsTransposeOnCpu) {
   EXPECT_THAT(run.err, HasSubstr("dot: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0"));
 }
 
+TEST(MatMulDevices, RunsOnTheGpuBesideTheCpu) {
+  const auto run = RunExample("matmul_devices", {"gpu", "64"});
+  if (run.exit_code == 1 && run.err.find("no GPU to run on") != std::string::npos) {
+    GTEST_SKIP() << run.err;
+  }
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NEAR(ResultValue(run.out, "sum"), 65536.0, 6000.0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("\"device\": \"/gpu:0\""));
+  EXPECT_THAT(run.out, HasSubstr("beside CPU"));
+  EXPECT_THAT(run.err, HasSubstr("dot: (MatMul): /job:localhost/replica:0/task:0/device:GPU:0"));
+}
+
 TEST(MatMulDevices, RejectsBadArguments) {
   EXPECT_EQ(RunExample("matmul_devices", {"tpu"}).exit_code, 2);
   EXPECT_EQ(RunExample("matmul_devices", {"cpu", "-3"}).exit_code, 2);
@@ -101,7 +115,19 @@ TEST(InGraphReplication, TwoDevicesAgreeWithOne) {
   EXPECT_LE(ResultValue(run.out, "grads_rel_diff"), 1e-5) << run.out;
 }
 
+TEST(InGraphReplication, TwoGpusAgreeWithOne) {
+  const auto run =
+      RunExample("in_graph_replication", {"--size", "96", "--power", "4", "--device", "gpu"});
+  if (run.exit_code == 1 && run.err.find("no GPU") != std::string::npos) GTEST_SKIP() << run.err;
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("two devices (/gpu:0, /gpu:1)"));
+  EXPECT_LE(ResultValue(run.out, "matpow_rel_diff"), 1e-5) << run.out;
+  EXPECT_LE(ResultValue(run.out, "predictions_rel_diff"), 1e-5) << run.out;
+  EXPECT_LE(ResultValue(run.out, "grads_rel_diff"), 1e-5) << run.out;
+}
+
 TEST(InGraphReplication, RejectsBadArguments) {
+  EXPECT_EQ(RunExample("in_graph_replication", {"--device", "tpu"}).exit_code, 2);
   EXPECT_EQ(RunExample("in_graph_replication", {"--size", "0"}).exit_code, 2);
   EXPECT_EQ(RunExample("in_graph_replication", {"--power"}).exit_code, 2);
   EXPECT_EQ(RunExample("in_graph_replication", {"--bogus", "3"}).exit_code, 2);

@@ -123,10 +123,19 @@ KernelTester& KernelTester::WithDeviceContext(DeviceContext* device_context) {
   return *this;
 }
 
+KernelTester& KernelTester::OnDevice(Allocator* allocator, DeviceContext* device_context) {
+  device_allocator_ = allocator;
+  device_context_ = device_context;
+  return *this;
+}
+
 // Everything one run of the kernel uses, kept together so that an async
 // kernel can finish after Start returns.
 struct KernelTester::Invocation {
   std::string op;
+  DeviceContext* device = nullptr;  // Set when the run is on a device (OnDevice).
+  // Variables copied to the device, and where their values go back.
+  std::vector<std::pair<std::unique_ptr<Tensor>, Tensor*>> device_refs;
   NodeDef node;
   NodeSignature signature;
   std::unique_ptr<InferenceContext> inference;
@@ -137,10 +146,45 @@ struct KernelTester::Invocation {
   absl::Status status;  // Set before `finished` is notified.
 };
 
+namespace {
+
+// One copy through `device`, waited for.
+absl::StatusOr<Tensor> CopyNow(DeviceContext* device, const Tensor& src, bool to_host) {
+  Tensor dst;
+  absl::Notification copied;
+  absl::Status status;
+  auto done = [&](absl::Status s) {
+    status = std::move(s);
+    copied.Notify();
+  };
+  if (to_host) {
+    device->CopyToHost(src, &dst, done);
+  } else {
+    device->CopyFromHost(src, &dst, done);
+  }
+  copied.WaitForNotification();
+  RETURN_IF_ERROR(status);
+  return dst;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tensor>> KernelTester::Run(int num_threads) const {
-  ASSIGN_OR_RETURN(std::vector<TensorValue> values, RunValues(num_threads));
+  ASSIGN_OR_RETURN(std::unique_ptr<Invocation> run, Prepare(num_threads));
+  RETURN_IF_ERROR(run->kernel->Compute(*run->ctx));
+  ASSIGN_OR_RETURN(std::vector<TensorValue> values, Outputs(*run));
   std::vector<Tensor> outputs;
-  for (const TensorValue& value : values) outputs.push_back(value.Value());
+  for (const TensorValue& value : values) {
+    Tensor out = value.Value();
+    if (run->device != nullptr && out.IsInitialized()) {
+      ASSIGN_OR_RETURN(out, CopyNow(run->device, out, /*to_host=*/true));
+    }
+    outputs.push_back(std::move(out));
+  }
+  for (const auto& [on_device, host] : run->device_refs) {
+    if (!on_device->IsInitialized()) continue;
+    ASSIGN_OR_RETURN(*host, CopyNow(run->device, *on_device, /*to_host=*/true));
+  }
   return outputs;
 }
 
@@ -231,7 +275,16 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
     const std::string& arg_name = op_def.input_arg(static_cast<int>(i)).name();
     if (arg.ref != nullptr) {
       node.add_input(arg.name.empty() ? arg_name : arg.name);
-      params.inputs.push_back(TensorValue{Tensor(), arg.ref, arg.ref_mu});
+      Tensor* ref = arg.ref;
+      if (device_allocator_ != nullptr) {
+        auto on_device = std::make_unique<Tensor>();
+        if (arg.ref->IsInitialized()) {
+          ASSIGN_OR_RETURN(*on_device, CopyNow(device_context_, *arg.ref, /*to_host=*/false));
+        }
+        ref = on_device.get();
+        run->device_refs.emplace_back(std::move(on_device), arg.ref);
+      }
+      params.inputs.push_back(TensorValue{Tensor(), ref, arg.ref_mu});
       const bool known = !unknown_input_shapes_ && arg.ref->IsInitialized();
       shapes.push_back(known ? PartialTensorShape(arg.ref->shape()) : PartialTensorShape());
       known_values.push_back(nullptr);
@@ -240,7 +293,12 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
     for (size_t k = 0; k < arg.values.size(); ++k) {
       const Tensor& t = arg.values[k];
       node.add_input(arg.is_list ? absl::StrFormat("%s_%d", arg_name, k) : arg_name);
-      params.inputs.push_back(TensorValue{t});
+      if (device_allocator_ != nullptr) {
+        ASSIGN_OR_RETURN(Tensor on_device, CopyNow(device_context_, t, /*to_host=*/false));
+        params.inputs.push_back(TensorValue{std::move(on_device)});
+      } else {
+        params.inputs.push_back(TensorValue{t});
+      }
       shapes.push_back(unknown_input_shapes_ ? PartialTensorShape()
                                              : PartialTensorShape(t.shape()));
       known_values.push_back(unknown_input_shapes_ ? nullptr : &t);
@@ -274,7 +332,8 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
   run->threads = std::make_unique<CpuThreads>(num_threads);
   params.output_types = signature.output_types;
   params.eigen_cpu = &run->threads->device();
-  params.allocator = CpuAllocator();
+  params.allocator = device_allocator_ != nullptr ? device_allocator_ : CpuAllocator();
+  if (device_allocator_ != nullptr) run->device = device_context_;
   params.resource_manager = resources_.get();
   params.cancellation = cancellation_;
   params.rendezvous = rendezvous_;

@@ -71,6 +71,11 @@ class KernelTester {
   // the runs.
   KernelTester& WithRendezvous(Rendezvous* rendezvous);
   KernelTester& WithDeviceContext(DeviceContext* device_context);
+  // Runs on a device with memory of its own: the inputs (variables
+  // included) are copied to it through `device_context` first, outputs
+  // are allocated from `allocator`, and Run copies outputs and variables
+  // back to the host. Both must outlive the runs.
+  KernelTester& OnDevice(Allocator* allocator, DeviceContext* device_context);
 
   // Builds and runs the kernel with an intra-op pool of `num_threads`.
   // Fails when the output shapes disagree with the shape function. A
@@ -113,6 +118,7 @@ class KernelTester {
   StepCancellation* cancellation_ = nullptr;
   Rendezvous* rendezvous_ = nullptr;
   DeviceContext* device_context_ = nullptr;
+  Allocator* device_allocator_ = nullptr;  // Set by OnDevice.
 };
 
 // Thread safety: one test thread uses it; the kernel finishes on any.

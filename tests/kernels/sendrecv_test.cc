@@ -2,6 +2,7 @@
 // step's rendezvous is a host copy, and what a _Recv outputs is a copy in
 // the device's memory, both made through the device's context. A fake
 // device context stands for a GPU's: its copies complete on another thread.
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,15 @@ class FakeDeviceContext final : public DeviceContext {
  public:
   ~FakeDeviceContext() override {
     for (std::thread& t : threads_) t.join();
+  }
+  Allocator* host_allocator() override { return CpuAllocator(); }
+  absl::Status CopyWithinDevice(const void* src, void* dst, size_t bytes) override {
+    std::memmove(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status CopyHostBytesToDevice(const void* src, void* dst, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
   }
   void CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) override {
     ++to_host;
@@ -177,8 +187,9 @@ TEST(DeviceSendRecv, AFailedCopyFailsTheKernelNamingTheEdge) {
   recv.Attr("tensor_type", DT_FLOAT).WithRendezvous(&rendezvous).WithDeviceContext(&gpu);
   ASSERT_OK_AND_ASSIGN(const PreparedRendezvousKey key, Prepared(kCpu, kGpu));
   ASSERT_OK(rendezvous.Send(key, Tensor::Scalar<float>(2.f)));
-  EXPECT_THAT(recv.Start()->Wait(), StatusIs(absl::StatusCode::kInternal,
-                                             AllOf(HasSubstr("x:0"), HasSubstr("the copy engine"))));
+  EXPECT_THAT(
+      recv.Start()->Wait(),
+      StatusIs(absl::StatusCode::kInternal, AllOf(HasSubstr("x:0"), HasSubstr("the copy engine"))));
 }
 
 // On the CPU, or on a device whose memory is the host's, nothing is copied.

@@ -211,12 +211,12 @@ TEST(Placer, ConflictingTypesInGroupNeedSoftPlacement) {
   PlacerOptions options;
   options.allow_soft_placement = true;
   ASSERT_OK_AND_ASSIGN(Placement p, PlaceGraph(*graph, DeviceSet::Local(1, 1), options));
-  // The standard VariableV2 and Assign kernels exist for the CPU only.
-  EXPECT_EQ(At(*graph, p, "w").device, kCpu0);
-  EXPECT_EQ(At(*graph, p, "w/Assign").device, kCpu0);
-  EXPECT_EQ(
-      At(*graph, p, "w").reason,
-      std::string("soft placement: the group's requests name different devices, took ") + kCpu0);
+  // VariableV2 and Assign have GPU kernels, and a GPU is preferred.
+  EXPECT_EQ(At(*graph, p, "w").device, kGpu0);
+  EXPECT_EQ(At(*graph, p, "w/Assign").device, kGpu0);
+  EXPECT_EQ(At(*graph, p, "w").reason,
+            std::string("soft placement: the group's requests name different devices, took ") +
+                kGpu0 + " (GPU kernel preferred)");
 }
 
 TEST(Placer, SoftPlacementFallsBackToGpuZero) {

@@ -1,13 +1,16 @@
 #include "runtime/worker.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/device_context.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
 #include "placement/device_set.h"
@@ -146,6 +149,117 @@ TEST(Worker, RunsAGraphCutOverItsDevicesThroughOneLocalRendezvous) {
     EXPECT_THAT(Values<float>(call.fetched[1 - z]), ElementsAre(-1, -2));
     EXPECT_FALSE(call.stats.empty());
   }
+}
+
+// A CPU whose memory counts as its own: copies to it negate floats and
+// copies back negate them again, so that a value that skipped a copy shows;
+// `fail` makes them fail.
+class FakeDeviceMemory final : public DeviceContext {
+ public:
+  Allocator* host_allocator() override { return CpuAllocator(); }
+  void CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) override {
+    ++to_host;
+    Copy(src, dst, std::move(done));
+  }
+  void CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) override {
+    ++from_host;
+    Copy(src, dst, std::move(done));
+  }
+  absl::Status CopyWithinDevice(const void*, void*, size_t) override {
+    return absl::UnimplementedError("not used");
+  }
+  absl::Status CopyHostBytesToDevice(const void*, void*, size_t) override {
+    return absl::UnimplementedError("not used");
+  }
+
+  std::atomic<int> to_host{0};
+  std::atomic<int> from_host{0};
+  bool fail = false;
+
+ private:
+  void Copy(const Tensor& src, Tensor* dst, CopyDone done) {
+    if (fail) return done(absl::DataLossError("the copy engine failed"));
+    if (InHostMemory(src.dtype())) {
+      *dst = src;
+    } else {
+      Tensor copy = src.DeepCopy();
+      for (int64_t i = 0; i < copy.NumElements(); ++i) copy.data<float>()[i] *= -1;
+      *dst = std::move(copy);
+    }
+    // Later, on another thread, as a device's copies finish.
+    std::thread([done = std::move(done)] { done(absl::OkStatus()); }).detach();
+  }
+};
+
+class FakeDevice final : public Device {
+ public:
+  FakeDevice(std::string name, FakeDeviceMemory* memory)
+      : Device(std::move(name), kDeviceCpu), cpu_(1), memory_(memory) {}
+  Allocator* allocator() override { return cpu_.allocator(); }
+  ResourceMgr* resource_manager() override { return cpu_.resource_manager(); }
+  const Eigen::ThreadPoolDevice* eigen_cpu() const override { return cpu_.eigen_cpu(); }
+  const Eigen::ThreadPoolDevice* eigen_cpu_serial() const override {
+    return cpu_.eigen_cpu_serial();
+  }
+  DeviceContext* device_context() override { return memory_; }
+  void CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    memory_->CopyToHost(src, dst, std::move(done));
+  }
+  void CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) override {
+    memory_->CopyFromHost(src, dst, std::move(done));
+  }
+
+ private:
+  CpuDevice cpu_;
+  FakeDeviceMemory* memory_;
+};
+
+TEST(Worker, ADeviceWithMemoryOfItsOwnGetsItsFeedsAndGivesItsFetchesThroughCopies) {
+  FakeDeviceMemory memory;
+  WorkerOptions options;
+  options.task = kTask;
+  options.inter_op_threads = 2;
+  options.make_devices = [&]() -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
+    std::vector<std::unique_ptr<Device>> devices;
+    devices.push_back(std::make_unique<FakeDevice>(Cpus(1)[0], &memory));
+    return devices;
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Worker> worker, Worker::Create(options));
+  const Scope root = ops::NewRootScope();
+  const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  const Output n = ops::Placeholder(root.WithOpName("n"), DT_INT32);
+  ops::Mul(root.WithOpName("y"), x, x);
+  ops::Identity(root.WithOpName("m"), n);
+  ASSERT_OK_AND_ASSIGN(RegisterGraphRequest request,
+                       Registration(root, {"x", "n"}, {"y", "m"}, Cpus(1)));
+  ASSERT_OK_AND_ASSIGN(const std::string handle, Register(*worker, request));
+  std::vector<std::string> fetch_order(request.fetches().begin(), request.fetches().end());
+  const int y = fetch_order[0] == "y:0" ? 0 : 1;
+  std::vector<std::string> feed_order(request.feeds().begin(), request.feeds().end());
+  const bool x_first = feed_order[0] == "x";
+
+  RunGraphCall call;
+  call.graph_handle = handle;
+  call.step_id = 1;
+  const Tensor x_value = Tensor::FromVector<float>({1, 2}, TensorShape({2}));
+  const Tensor n_value = Tensor::FromVector<int32_t>({7}, TensorShape({1}));
+  call.feeds =
+      x_first ? std::vector<Tensor>{x_value, n_value} : std::vector<Tensor>{n_value, x_value};
+  ASSERT_OK(RunGraph(*worker, &call));
+  // (-x)^2 computed "on the device", negated on the way back: a fetch that
+  // skipped its copy would read 1, 4.
+  EXPECT_THAT(Values<float>(call.fetched[y]), ElementsAre(-1, -4));
+  EXPECT_THAT(Values<int32_t>(call.fetched[1 - y]), ElementsAre(7));
+  EXPECT_EQ(memory.from_host.load(), 2);
+  EXPECT_EQ(memory.to_host.load(), 2);
+
+  memory.fail = true;
+  RunGraphCall failing;
+  failing.graph_handle = handle;
+  failing.step_id = 2;
+  failing.feeds = call.feeds;
+  EXPECT_THAT(RunGraph(*worker, &failing),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("copy engine failed")));
 }
 
 TEST(Worker, CancellingTheCallStopsWaitingReceives) {

@@ -1,0 +1,16 @@
+// The cases of the device kernel table, one function per kernel family,
+// each in its own file (device_table.h says what a case is).
+#ifndef RILL_TESTS_KERNELS_DEVICE_DEVICE_CASES_H_
+#define RILL_TESTS_KERNELS_DEVICE_DEVICE_CASES_H_
+
+#include <vector>
+
+#include "tests/kernels/device/device_table.h"
+
+namespace rill::testing {
+
+std::vector<DeviceCase> StateCases();  // state_cases.cc: Const
+
+}  // namespace rill::testing
+
+#endif  // RILL_TESTS_KERNELS_DEVICE_DEVICE_CASES_H_
