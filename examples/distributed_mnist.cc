@@ -15,6 +15,7 @@
 //       [--replicas_to_aggregate R] [--backup_workers B] [--staleness K]
 //       [--sync_timeout_secs N] [--step_delay_ms N]
 //       [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]
+//       [--device auto|cpu|gpu]
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
 // (or the cluster and task in TF_CONFIG instead of the first four flags).
@@ -40,6 +41,7 @@
 #include "runtime/cluster_spec.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/device_query.h"
 #include "runtime/server.h"
 #include "runtime/training/basic_session_run_hooks.h"
 #include "runtime/training/bounded_staleness.h"
@@ -61,6 +63,9 @@ struct Flags {
   int64_t batch_size = 64;
   float learning_rate = 0.001f;
   std::string model = "mlp";
+  // Where a worker computes: its GPU when it has one (auto, as TensorFlow
+  // places), or the named kind.
+  std::string device = "auto";
   std::string data_dir = kFashionMnistDir;
   int64_t log_every = 100;
   int64_t validate_every = 500;
@@ -121,6 +126,12 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
             fmt::format("--model '{}': expected mlp (784-128-10) or cnn (two conv layers)", value));
       }
       flags.model = value;
+    } else if (name == "device") {
+      if (value != "auto" && value != "cpu" && value != "gpu") {
+        return absl::InvalidArgumentError(
+            fmt::format("--device '{}': expected auto, cpu or gpu", value));
+      }
+      flags.device = value;
     } else if (name == "data") {
       flags.data_dir = value;
     } else if (name == "log_every") {
@@ -241,7 +252,10 @@ absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config)
   const Variable global_step = CreateGlobalStep(root);
   const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
   const int task = config.task.index;
-  const std::string worker_device = fmt::format("/job:worker/task:{}", task);
+  const std::string worker_device =
+      fmt::format("/job:worker/task:{}", task) + (flags.device == "cpu"   ? "/device:CPU:0"
+                                                  : flags.device == "gpu" ? "/device:GPU:0"
+                                                                          : "");
   Graph graph;
   graph.mode = "async";
   std::optional<SyncReplicasOptimizer> sync;
@@ -369,6 +383,9 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
 
 absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   const int task = config.task.index;
+  if (const GpuQuery gpus = QueryGpuDevices(); flags.device == "gpu" && gpus.devices.empty()) {
+    return absl::FailedPreconditionError("--device gpu: this machine has no GPU: " + gpus.reason);
+  }
   auto train = LoadMnist(flags.data_dir, MnistSplit::kTrain);
   if (!train.ok()) {
     return absl::Status(train.status().code(),

@@ -1,8 +1,10 @@
 // Using two devices from one client graph, as in TensorFlow 1.x: first
-// A^n + B^n with A^n on /cpu:0 and B^n on /cpu:1, against the same sum on
-// one device; then a linear model replicated over two towers with the
-// batch split between them and the tower gradients averaged on the client.
-//   in_graph_replication [--size N] [--power n]
+// A^n + B^n with A^n on /cpu:0 and B^n on /cpu:1 (or /gpu:0 and /gpu:1),
+// against the same sum on one device; then a linear model replicated over
+// two towers with the batch split between them and the tower gradients
+// averaged on the client. A machine with one GPU splits it in two virtual
+// GPUs.
+//   in_graph_replication [--size N] [--power n] [--device cpu|gpu]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +22,7 @@
 #include "ops/gradients.h"
 #include "ops/ops.h"
 #include "placement/replication.h"
+#include "runtime/device_query.h"
 #include "runtime/session.h"
 
 namespace rill::examples {
@@ -80,7 +83,13 @@ struct MatPowResult {
   double two_device_s = 0;
 };
 
-absl::StatusOr<MatPowResult> RunMatPow(const SessionOptions& options, int n, int power) {
+// "/cpu:1", "/gpu:0": device `index` of the kind the run uses.
+std::string DeviceOf(const std::string& kind, int index) {
+  return fmt::format("/{}:{}", kind, index);
+}
+
+absl::StatusOr<MatPowResult> RunMatPow(const SessionOptions& options, const std::string& kind,
+                                       int n, int power) {
   const Scope root = ops::NewRootScope();
   const PartialTensorShape shape({n, n});
   const Scope client = root.WithDevice(kClient);
@@ -89,13 +98,13 @@ absl::StatusOr<MatPowResult> RunMatPow(const SessionOptions& options, int n, int
   const Output b =
       ops::Placeholder(client.WithOpName("b"), DT_FLOAT, ops::Placeholder::Shape(shape));
 
-  const Scope single = root.NewSubScope("single").WithDevice(kClient);
+  const Scope single = root.NewSubScope("single").WithDevice(DeviceOf(kind, 0));
   const Output single_sum =
       ops::Add(single.WithOpName("sum"), MatPow(single, a, power), MatPow(single, b, power));
 
   const Scope split = root.NewSubScope("two_device");
-  const Output a_pow = MatPow(split.WithDevice("/cpu:0"), a, power);
-  const Output b_pow = MatPow(split.WithDevice("/cpu:1"), b, power);
+  const Output a_pow = MatPow(split.WithDevice(DeviceOf(kind, 0)), a, power);
+  const Output b_pow = MatPow(split.WithDevice(DeviceOf(kind, 1)), b, power);
   const Output split_sum = ops::Add(split.WithDevice(kClient).WithOpName("sum"), a_pow, b_pow);
   ASSIGN_OR_RETURN(const GraphDef graph, root.ToGraphDef());
 
@@ -129,7 +138,7 @@ struct TowerResult {
   double predictions_rel_diff = 0;
 };
 
-absl::StatusOr<TowerResult> RunTowers(const SessionOptions& options) {
+absl::StatusOr<TowerResult> RunTowers(const SessionOptions& options, const std::string& kind) {
   std::mt19937 rng(2);
   const Scope root = ops::NewRootScope();
   const Scope client = root.WithDevice(kClient);
@@ -147,8 +156,9 @@ absl::StatusOr<TowerResult> RunTowers(const SessionOptions& options) {
     tower_grads.push_back({grad});
     return std::vector<Output>{prediction};
   };
-  ASSIGN_OR_RETURN(const std::vector<Output> predictions,
-                   ReplicateTowers(root, {x, y}, {"/cpu:0", "/cpu:1"}, kClient, tower));
+  ASSIGN_OR_RETURN(
+      const std::vector<Output> predictions,
+      ReplicateTowers(root, {x, y}, {DeviceOf(kind, 0), DeviceOf(kind, 1)}, kClient, tower));
   ASSIGN_OR_RETURN(const std::vector<Output> averaged,
                    AverageGradients(root, tower_grads, kClient));
 
@@ -170,19 +180,27 @@ absl::StatusOr<TowerResult> RunTowers(const SessionOptions& options) {
                      RelativeDifference(values[3], values[2])};
 }
 
-absl::Status Run(int n, int power) {
+absl::Status Run(int n, int power, const std::string& kind) {
   SessionOptions options;
   options.device_count = {{"CPU", 2}};
   options.log_device_placement = false;
+  if (kind == "gpu") {
+    const GpuQuery gpus = QueryGpuDevices();
+    if (gpus.devices.empty()) return absl::FailedPreconditionError("no GPU: " + gpus.reason);
+    if (gpus.devices.size() == 1) options.gpu.virtual_devices_per_gpu = 2;
+  }
 
-  ASSIGN_OR_RETURN(const MatPowResult matpow, RunMatPow(options, n, power));
+  ASSIGN_OR_RETURN(const MatPowResult matpow, RunMatPow(options, kind, n, power));
   const bool matpow_agree = matpow.rel_diff <= kTolerance;
   fmt::print("A^{0} + B^{0}, [{1}, {1}] float\n", power, n);
-  fmt::print("  {:<30} {:.6f} s\n", fmt::format("one device ({}):", kClient), matpow.single_s);
-  fmt::print("  {:<30} {:.6f} s\n", "two devices (/cpu:0, /cpu:1):", matpow.two_device_s);
+  fmt::print("  {:<30} {:.6f} s\n", fmt::format("one device ({}):", DeviceOf(kind, 0)),
+             matpow.single_s);
+  fmt::print("  {:<30} {:.6f} s\n",
+             fmt::format("two devices ({}, {}):", DeviceOf(kind, 0), DeviceOf(kind, 1)),
+             matpow.two_device_s);
   fmt::print("  results agree: {} (max abs diff relative {:.3g})\n", matpow_agree, matpow.rel_diff);
 
-  ASSIGN_OR_RETURN(const TowerResult towers, RunTowers(options));
+  ASSIGN_OR_RETURN(const TowerResult towers, RunTowers(options, kind));
   const bool grads_agree = towers.grads_rel_diff <= kTolerance;
   const bool predictions_agree = towers.predictions_rel_diff <= kTolerance;
   fmt::print("x·w over 2 towers, batch {} split in {} rows each\n", kBatch, kBatch / 2);
@@ -192,11 +210,12 @@ absl::Status Run(int n, int power) {
              towers.grads_rel_diff);
 
   fmt::print(
-      "result: {{\"devices\": 2, \"size\": {}, \"power\": {}, \"matpow_agree\": {}, "
+      "result: {{\"devices\": 2, \"kind\": \"{}\", \"size\": {}, \"power\": {}, \"matpow_agree\": "
+      "{}, "
       "\"matpow_rel_diff\": {:.3g}, \"single_s\": {:.6f}, \"two_device_s\": {:.6f}, "
       "\"predictions_agree\": {}, \"predictions_rel_diff\": {:.3g}, \"grads_agree\": {}, "
       "\"grads_rel_diff\": {:.3g}}}\n",
-      n, power, matpow_agree, matpow.rel_diff, matpow.single_s, matpow.two_device_s,
+      kind, n, power, matpow_agree, matpow.rel_diff, matpow.single_s, matpow.two_device_s,
       predictions_agree, towers.predictions_rel_diff, grads_agree, towers.grads_rel_diff);
   return absl::OkStatus();
 }
@@ -207,19 +226,26 @@ absl::Status Run(int n, int power) {
 int main(int argc, char** argv) {
   int n = 1000;
   int power = 10;
+  std::string kind = "cpu";
   bool ok = true;
   for (int i = 1; i < argc && ok; i += 2) {
     const std::string flag = argv[i];
+    ok = i + 1 < argc;
+    if (ok && flag == "--device") {
+      kind = argv[i + 1];
+      ok = kind == "cpu" || kind == "gpu";
+      continue;
+    }
     int* target = flag == "--size" ? &n : flag == "--power" ? &power : nullptr;
-    ok = target != nullptr && i + 1 < argc && absl::SimpleAtoi(argv[i + 1], target);
+    ok = ok && target != nullptr && absl::SimpleAtoi(argv[i + 1], target);
   }
   if (!ok || n <= 0 || n > 65536 || power <= 0 || power > 1000) {
     std::fprintf(stderr,
-                 "usage: in_graph_replication [--size N] [--power n]   "
+                 "usage: in_graph_replication [--size N] [--power n] [--device cpu|gpu]   "
                  "(N in 1..65536, default 1000; n in 1..1000, default 10)\n");
     return 2;
   }
-  const absl::Status status = rill::examples::Run(n, power);
+  const absl::Status status = rill::examples::Run(n, power, kind);
   if (!status.ok()) {
     std::fprintf(stderr, "in_graph_replication: %s\n", std::string(status.message()).c_str());
     return 1;
