@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
@@ -79,12 +80,20 @@ class PinnedHostAllocator final : public Allocator {
   }
 };
 
-absl::Status CheckInitialized(const Tensor& src, const std::string& device) {
+// Ends the copies that move no bytes: of an uninitialized tensor (an
+// error), and of a type InHostMemory keeps on the host (passed on as it
+// is). True when it called `done`.
+bool SettledWithoutCopy(const Tensor& src, Tensor* dst, const std::string& device,
+                        DeviceContext::CopyDone& done) {
   if (!src.IsInitialized()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("copy to or from %s: the tensor is not initialized", device));
+    done(absl::InvalidArgumentError(
+        absl::StrFormat("copy to or from %s: the tensor is not initialized", device)));
+    return true;
   }
-  return absl::OkStatus();
+  if (!InHostMemory(src.dtype())) return false;
+  *dst = src;
+  done(absl::OkStatus());
+  return true;
 }
 
 }  // namespace
@@ -213,15 +222,7 @@ absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
 }
 
 void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
-  if (absl::Status bad = CheckInitialized(src, name_); !bad.ok()) {
-    done(std::move(bad));
-    return;
-  }
-  if (InHostMemory(src.dtype())) {
-    *dst = src;
-    done(absl::OkStatus());
-    return;
-  }
+  if (SettledWithoutCopy(src, dst, name_, done)) return;
   absl::StatusOr<Tensor> host = Tensor::Allocate(pinned_.get(), src.dtype(), src.shape());
   if (!host.ok()) {
     done(host.status());
@@ -231,15 +232,7 @@ void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {
 }
 
 void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
-  if (absl::Status bad = CheckInitialized(src, name_); !bad.ok()) {
-    done(std::move(bad));
-    return;
-  }
-  if (InHostMemory(src.dtype())) {
-    *dst = src;
-    done(absl::OkStatus());
-    return;
-  }
+  if (SettledWithoutCopy(src, dst, name_, done)) return;
   absl::StatusOr<Tensor> device = Tensor::Allocate(allocator_.get(), src.dtype(), src.shape());
   if (!device.ok()) {
     done(absl::ResourceExhaustedError(absl::StrFormat(
@@ -252,19 +245,22 @@ void GpuState::CopyFromHost(const Tensor& src, Tensor* dst, CopyDone done) {
 }
 
 absl::Status GpuState::CopyWithinDevice(const void* src, void* dst, size_t bytes) {
-  if (bytes == 0) return absl::OkStatus();
-  RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), name_ + ": cudaSetDevice");
-  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_),
-                       name_ + ": copying within the device");
-  return absl::OkStatus();
+  return CopyOnComputeStream(src, dst, bytes, cudaMemcpyDeviceToDevice,
+                             "copying within the device");
 }
 
 absl::Status GpuState::CopyHostBytesToDevice(const void* src, void* dst, size_t bytes) {
+  // From pageable memory the call returns once the bytes are staged.
+  return CopyOnComputeStream(src, dst, bytes, cudaMemcpyHostToDevice,
+                             "copying host bytes to the device");
+}
+
+absl::Status GpuState::CopyOnComputeStream(const void* src, void* dst, size_t bytes,
+                                           cudaMemcpyKind kind, const char* what) {
   if (bytes == 0) return absl::OkStatus();
   RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), name_ + ": cudaSetDevice");
-  // From pageable memory the call returns once the bytes are staged.
-  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, compute_),
-                       name_ + ": copying host bytes to the device");
+  RETURN_IF_CUDA_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, compute_),
+                       absl::StrCat(name_, ": ", what));
   return absl::OkStatus();
 }
 

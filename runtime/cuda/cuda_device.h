@@ -84,6 +84,9 @@ class GpuState final : public GpuDeviceContext {
  private:
   GpuState(std::string name, int ordinal, int64_t memory_limit_bytes);
 
+  // `bytes` from `src` to `dst` in order with the kernels.
+  absl::Status CopyOnComputeStream(const void* src, void* dst, size_t bytes, cudaMemcpyKind kind,
+                                   const char* what);
   // Makes `second` wait for the work queued on `first` so far.
   absl::Status Order(cudaStream_t first, cudaStream_t second);
   // Copies `src` into `to` (allocated on the other side) on the copy
