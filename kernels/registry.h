@@ -14,7 +14,7 @@ void RegisterCpuLogicKernels(KernelRegistry& registry);        // cpu/logic_ops.
 void RegisterCpuMatMulKernels(KernelRegistry& registry);       // cpu/matmul_ops.cc
 void RegisterCpuNnKernels(KernelRegistry& registry);           // cpu/nn_ops.cc
 void RegisterCpuConvKernels(KernelRegistry& registry);         // cpu/conv_ops.cc, pooling_ops.cc
-void RegisterCpuArrayKernels(KernelRegistry& registry);        // cpu/array_ops.cc (Const: CPU, GPU)
+void RegisterCpuArrayKernels(KernelRegistry& registry);        // cpu/array_ops.cc
 void RegisterCpuTransformKernels(KernelRegistry& registry);    // cpu/transform_ops.cc
 void RegisterCpuSliceKernels(KernelRegistry& registry);        // cpu/slice_ops.cc
 void RegisterCpuConcatSplitKernels(KernelRegistry& registry);  // cpu/concat_split_ops.cc
@@ -27,7 +27,7 @@ void RegisterSendRecvKernels(KernelRegistry& registry);        // cpu/sendrecv_o
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc
-// The GPU kernels of cuda/gpu_kernels.cc; none without CUDA.
+// Every GPU kernel (cuda/gpu_kernels.cc); none without CUDA.
 void RegisterGpuKernels(KernelRegistry& registry);
 
 // Every CPU kernel; then the standard set: the CPU's and the GPU's.

@@ -14,12 +14,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "graph/tensor_proto_util.h"
 #include "kernels/cpu/transform_util.h"
-#include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
@@ -51,32 +49,14 @@ class ConstOp final : public OpKernel {
     return std::unique_ptr<OpKernel>(std::make_unique<ConstOp>(c, std::move(value)));
   }
 
-  // On a device with memory of its own the value is copied there by the
-  // first run and shared by every later one.
   absl::Status Compute(KernelContext& ctx) const override {
-    if (ctx.device_context() == nullptr || InHostMemory(value_.dtype())) {
-      ctx.set_output(0, value_);
-      return absl::OkStatus();
-    }
-    absl::MutexLock lock(&mu_);
-    if (!on_device_.IsInitialized()) {
-      ASSIGN_OR_RETURN(Tensor copy, ctx.AllocateTemp(value_.dtype(), value_.shape()));
-      // `value_` outlives the copy, which the device orders before every
-      // reader of the output.
-      RETURN_IF_ERROR(ctx.device_context()->CopyHostBytesToDevice(
-          value_.raw_data(), copy.raw_data(), value_.TotalBytes()));
-      on_device_ = std::move(copy);
-    }
-    ctx.set_output(0, on_device_);
+    ctx.set_output(0, value_);
     return absl::OkStatus();
   }
   bool IsExpensive() const override { return false; }
 
  private:
-  // Shared by every run; consumers never write inputs.
-  const Tensor value_;
-  mutable absl::Mutex mu_;
-  mutable Tensor on_device_ ABSL_GUARDED_BY(mu_);
+  const Tensor value_;  // Shared by every run; consumers never write inputs.
 };
 
 // Identity, StopGradient, PlaceholderWithDefault and IdentityN: every input
@@ -356,9 +336,7 @@ class RangeOp final : public OpKernel {
 }  // namespace
 
 void RegisterCpuArrayKernels(KernelRegistry& r) {
-  for (const char* device : {kDeviceCpu, kDeviceGpu}) {
-    r.Register(KernelDef("Const").Device(device), ConstOp::Create);
-  }
+  r.Register(KernelDef("Const").Device(kDeviceCpu), ConstOp::Create);
   r.Register(KernelDef("Identity").Device(kDeviceCpu), MakeKernel<ForwardInputsOp>);
   r.Register(KernelDef("IdentityN").Device(kDeviceCpu), MakeKernel<ForwardInputsOp>);
   r.Register(KernelDef("StopGradient").Device(kDeviceCpu), MakeKernel<ForwardInputsOp>);
