@@ -27,7 +27,7 @@ void RegisterSendRecvKernels(KernelRegistry& registry);        // cpu/sendrecv_o
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc
-// The GPU kernels of cuda/gpu_kernels.cc; none without CUDA.
+// Every GPU kernel (cuda/gpu_kernels.cc); none without CUDA.
 void RegisterGpuKernels(KernelRegistry& registry);
 
 // Every CPU kernel; then the standard set: the CPU's and the GPU's.

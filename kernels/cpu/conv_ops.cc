@@ -9,9 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/conv_geometry.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/pooling_ops.h"
 #include "kernels/cpu/window_geometry.h"
@@ -24,61 +24,13 @@ namespace rill {
 namespace {
 
 using Index = Eigen::DenseIndex;
+using conv::ConvGeometry;
 using window::DimWindow;
 using window::WindowAttrs;
 template <typename T>
 using ConstMatrixMap = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor, Index>>;
 template <typename T>
 using MatrixMap = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor, Index>>;
-
-// Sizes of one convolution: input [batch, rows.input, cols.input, depth],
-// filter [rows.window, cols.window, depth, out_depth], output [batch,
-// rows.output, cols.output, out_depth].
-struct ConvGeometry {
-  Index batch = 0;
-  Index depth = 0;
-  Index out_depth = 0;
-  DimWindow rows;
-  DimWindow cols;
-
-  // Rows and columns of the unrolled patch matrix.
-  Index patches() const { return batch * rows.output * cols.output; }
-  Index input_image_size() const { return rows.input * cols.input * depth; }
-  Index output_image_size() const { return rows.output * cols.output * out_depth; }
-  Index patch_size() const { return rows.window * cols.window * depth; }
-  TensorShape input_shape() const { return TensorShape({batch, rows.input, cols.input, depth}); }
-  TensorShape output_shape() const {
-    return TensorShape({batch, rows.output, cols.output, out_depth});
-  }
-};
-
-absl::Status CheckRank4(const TensorShape& shape, const char* what) {
-  if (shape.dims() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s must be 4-dimensional, got shape %s", what, shape.DebugString()));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<ConvGeometry> ComputeGeometry(const WindowAttrs& attrs, const TensorShape& input,
-                                             const TensorShape& filter) {
-  RETURN_IF_ERROR(CheckRank4(input, "input"));
-  RETURN_IF_ERROR(CheckRank4(filter, "filter"));
-  if (input.dim_size(3) != filter.dim_size(2)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("input depth must equal filter depth: input shape %s, filter shape %s",
-                        input.DebugString(), filter.DebugString()));
-  }
-  ConvGeometry g;
-  g.batch = input.dim_size(0);
-  g.depth = input.dim_size(3);
-  g.out_depth = filter.dim_size(3);
-  ASSIGN_OR_RETURN(g.rows,
-                   window::ComputeDimWindow(attrs, 0, input.dim_size(1), filter.dim_size(0)));
-  ASSIGN_OR_RETURN(g.cols,
-                   window::ComputeDimWindow(attrs, 1, input.dim_size(2), filter.dim_size(1)));
-  return g;
-}
 
 // The input row (or column) that window tap `k` of output `o` reads;
 // outside [0, input) it lies in the padding.
@@ -188,32 +140,6 @@ absl::Status ForEachImageChunk(const ConvGeometry& g, Fn&& fn) {
   return absl::OkStatus();
 }
 
-// A shape given as an int32 4-vector input (input_sizes, filter_sizes).
-absl::StatusOr<TensorShape> ShapeFromInput(const Tensor& sizes, const char* what) {
-  if (sizes.dims() != 1 || sizes.NumElements() != 4) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s must be a 4-element vector, got shape %s",
-                                                      what, sizes.shape().DebugString()));
-  }
-  TensorShape shape;
-  for (int i = 0; i < 4; ++i) {
-    const int32_t size = sizes.data<int32_t>()[i];
-    if (size < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s has a negative size %d", what, size));
-    }
-    shape.AddDim(size);
-  }
-  return shape;
-}
-
-absl::Status CheckOutBackprop(const ConvGeometry& g, const Tensor& out_backprop) {
-  if (out_backprop.shape() != g.output_shape()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("out_backprop must have the convolution's output shape %s, got %s",
-                        g.output_shape().DebugString(), out_backprop.shape().DebugString()));
-  }
-  return absl::OkStatus();
-}
-
 // The three kernels share attr parsing; kOp selects the computation.
 enum class ConvOp { kForward, kBackpropInput, kBackpropFilter };
 
@@ -251,7 +177,7 @@ class ConvCpu final : public OpKernel {
   absl::Status Forward(KernelContext& ctx) const {
     const Tensor& input = ctx.input(0);
     const Tensor& filter = ctx.input(1);
-    ASSIGN_OR_RETURN(ConvGeometry g, ComputeGeometry(attrs_, input.shape(), filter.shape()));
+    ASSIGN_OR_RETURN(ConvGeometry g, conv::ComputeGeometry(attrs_, input.shape(), filter.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.output_shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
@@ -265,11 +191,11 @@ class ConvCpu final : public OpKernel {
   }
 
   absl::Status BackpropInput(KernelContext& ctx) const {
-    ASSIGN_OR_RETURN(TensorShape input_shape, ShapeFromInput(ctx.input(0), "input_sizes"));
+    ASSIGN_OR_RETURN(TensorShape input_shape, conv::ShapeFromInput(ctx.input(0), "input_sizes"));
     const Tensor& filter = ctx.input(1);
     const Tensor& out_backprop = ctx.input(2);
-    ASSIGN_OR_RETURN(ConvGeometry g, ComputeGeometry(attrs_, input_shape, filter.shape()));
-    RETURN_IF_ERROR(CheckOutBackprop(g, out_backprop));
+    ASSIGN_OR_RETURN(ConvGeometry g, conv::ComputeGeometry(attrs_, input_shape, filter.shape()));
+    RETURN_IF_ERROR(conv::CheckOutBackprop(g, out_backprop.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, input_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
@@ -286,10 +212,10 @@ class ConvCpu final : public OpKernel {
 
   absl::Status BackpropFilter(KernelContext& ctx) const {
     const Tensor& input = ctx.input(0);
-    ASSIGN_OR_RETURN(TensorShape filter_shape, ShapeFromInput(ctx.input(1), "filter_sizes"));
+    ASSIGN_OR_RETURN(TensorShape filter_shape, conv::ShapeFromInput(ctx.input(1), "filter_sizes"));
     const Tensor& out_backprop = ctx.input(2);
-    ASSIGN_OR_RETURN(ConvGeometry g, ComputeGeometry(attrs_, input.shape(), filter_shape));
-    RETURN_IF_ERROR(CheckOutBackprop(g, out_backprop));
+    ASSIGN_OR_RETURN(ConvGeometry g, conv::ComputeGeometry(attrs_, input.shape(), filter_shape));
+    RETURN_IF_ERROR(conv::CheckOutBackprop(g, out_backprop.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, filter_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));

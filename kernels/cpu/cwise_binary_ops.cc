@@ -8,6 +8,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cwise_checks.h"
 #include "kernels/cpu/integer_division.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
@@ -136,14 +137,8 @@ class AddNOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
+    RETURN_IF_ERROR(cwise_checks::CheckAddNShapes(ctx));
     const Tensor& first = ctx.input(0);
-    for (int i = 1; i < ctx.num_inputs(); ++i) {
-      if (!(ctx.input(i).shape() == first.shape())) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("AddN inputs must have one shape: input 0 is %s, input %d is %s",
-                            first.shape().DebugString(), i, ctx.input(i).shape().DebugString()));
-      }
-    }
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, first.shape()));
     auto o = out->flat<T>();
     const Eigen::ThreadPoolDevice& d = ctx.eigen_cpu();

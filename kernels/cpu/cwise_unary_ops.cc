@@ -9,6 +9,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cwise_checks.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -88,11 +89,7 @@ class UnaryGradOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& y = ctx.input(0);
     const Tensor& dy = ctx.input(1);
-    if (!(y.shape() == dy.shape())) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: y %s and dy %s must have one shape",
-                                                        op(), y.shape().DebugString(),
-                                                        dy.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(cwise_checks::CheckGradShapes(op(), y, dy));
     ASSIGN_OR_RETURN(Tensor * z, ctx.AllocateOutput(0, y.shape()));
     z->flat<T>().device(ctx.eigen_cpu()) = y.flat<T>().binaryExpr(dy.flat<T>(), Functor());
     return absl::OkStatus();

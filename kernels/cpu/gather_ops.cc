@@ -26,36 +26,15 @@
 namespace rill {
 namespace {
 
+using transform_util::CheckGatherV2BatchDims;
+using transform_util::GatherGeometry;
+using transform_util::GatherGeometryOf;
+using transform_util::OneHotGeometry;
+using transform_util::ReadGatherV2Axis;
+using transform_util::ReadIndices;
+using transform_util::ReadOneHot;
+using transform_util::ReadOneHotAxis;
 using transform_util::Unsupported;
-
-// The integer elements of `t` (any of the index types the ops accept).
-absl::StatusOr<std::vector<int64_t>> ReadIndices(const Tensor& t, std::string_view op) {
-  std::vector<int64_t> out(t.NumElements());
-  auto read = [&]<typename I>() {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(t.data<I>()[i]);
-  };
-  switch (t.dtype()) {
-    case DT_UINT8:
-      read.template operator()<uint8_t>();
-      break;
-    case DT_INT8:
-      read.template operator()<int8_t>();
-      break;
-    case DT_INT16:
-      read.template operator()<int16_t>();
-      break;
-    case DT_INT32:
-      read.template operator()<int32_t>();
-      break;
-    case DT_INT64:
-      read.template operator()<int64_t>();
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: unsupported index type %s", op, DataTypeString(t.dtype())));
-  }
-  return out;
-}
 
 // output[o, i, k] = params[o, indices[i], k] with params viewed as
 // [outer, params.dim(axis), inner].
@@ -69,25 +48,19 @@ absl::Status GatherAlong(KernelContext& ctx, const Tensor& params, const Tensor&
           absl::StrFormat("%s: indices[%d] = %d is not in [0, %d)", op, i, indices[i], bound));
     }
   }
-  std::vector<int64_t> dims;
-  for (int d = 0; d < axis; ++d) dims.push_back(params.dim_size(d));
-  for (int64_t d : indices_t.shape().dim_sizes()) dims.push_back(d);
-  for (int d = axis + 1; d < params.dims(); ++d) dims.push_back(params.dim_size(d));
-  ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(dims)));
-  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= params.dim_size(d);
-  for (int d = axis + 1; d < params.dims(); ++d) inner *= params.dim_size(d);
-  const int64_t n = static_cast<int64_t>(indices.size());
+  ASSIGN_OR_RETURN(const GatherGeometry g,
+                   GatherGeometryOf(params.shape(), indices_t.shape(), axis));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.shape));
   if (out->NumElements() == 0) return absl::OkStatus();
   return DispatchType(
       params.dtype(),
       [&]<typename T>() {
         const T* src = params.data<T>();
         T* dst = out->data<T>();
-        for (int64_t o = 0; o < outer; ++o) {
-          for (int64_t i = 0; i < n; ++i) {
-            std::copy_n(src + (o * bound + indices[i]) * inner, inner, dst + (o * n + i) * inner);
+        for (int64_t o = 0; o < g.outer; ++o) {
+          for (int64_t i = 0; i < g.n; ++i) {
+            std::copy_n(src + (o * bound + indices[i]) * g.inner, g.inner,
+                        dst + (o * g.n + i) * g.inner);
           }
         }
         return absl::OkStatus();
@@ -110,27 +83,13 @@ class GatherV2Op final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(int64_t batch_dims, GetIntAttr(c.def(), "batch_dims"));
-    if (batch_dims != 0) {
-      return absl::UnimplementedError(
-          absl::StrFormat("GatherV2: batch_dims = %d is not supported (only 0)", batch_dims));
-    }
+    RETURN_IF_ERROR(CheckGatherV2BatchDims(c));
     return std::unique_ptr<OpKernel>(std::make_unique<GatherV2Op>(c));
   }
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& params = ctx.input(0);
-    if (ctx.input(2).NumElements() != 1) {
-      return absl::InvalidArgumentError("GatherV2: axis must be a scalar");
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, ReadIndices(ctx.input(2), "GatherV2"));
-    const int64_t rank = params.dims();
-    const int64_t axis = axis_v[0];
-    if (axis < -rank || axis >= rank) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("GatherV2: axis %d is out of range [%d, %d)", axis, -rank, rank));
-    }
-    return GatherAlong(ctx, params, ctx.input(1), static_cast<int>(axis < 0 ? axis + rank : axis),
-                       "GatherV2");
+    ASSIGN_OR_RETURN(const int axis, ReadGatherV2Axis(params, ctx.input(2)));
+    return GatherAlong(ctx, params, ctx.input(1), axis, "GatherV2");
   }
 };
 
@@ -138,42 +97,15 @@ class OneHotOp final : public OpKernel {
  public:
   OneHotOp(const OpKernelConstruction& c, int64_t axis) : OpKernel(c), axis_(axis) {}
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(int64_t axis, GetIntAttr(c.def(), "axis"));
-    if (axis < -1) {
-      return absl::InvalidArgumentError(absl::StrFormat("OneHot: axis %d must be >= -1", axis));
-    }
+    ASSIGN_OR_RETURN(int64_t axis, ReadOneHotAxis(c));
     return std::unique_ptr<OpKernel>(std::make_unique<OneHotOp>(c, axis));
   }
 
   // Indices outside [0, depth) give a row of off_value, as in TensorFlow.
   absl::Status Compute(KernelContext& ctx) const override {
-    const Tensor& indices_t = ctx.input(0);
-    const int rank = indices_t.dims();
-    if (axis_ > rank) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "OneHot: axis %d is out of range [-1, %d] for indices of rank %d", axis_, rank, rank));
-    }
-    for (int i = 1; i < 4; ++i) {
-      if (ctx.input(i).dims() != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("OneHot: input %d must be a scalar, got shape %s", i,
-                            ctx.input(i).shape().DebugString()));
-      }
-    }
-    const int64_t depth = ctx.input(1).scalar<int32_t>();
-    if (depth < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("OneHot: depth %d is negative", depth));
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(indices_t, "OneHot"));
-    const int axis = axis_ == -1 ? rank : static_cast<int>(axis_);
-    std::vector<int64_t> dims(indices_t.shape().dim_sizes().begin(),
-                              indices_t.shape().dim_sizes().end());
-    dims.insert(dims.begin() + axis, depth);
-    ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(dims)));
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= indices_t.dim_size(d);
-    for (int d = axis; d < rank; ++d) inner *= indices_t.dim_size(d);
+    ASSIGN_OR_RETURN(const OneHotGeometry g, ReadOneHot(ctx, axis_));
+    ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(ctx.input(0), "OneHot"));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.shape));
     const DataType dtype = ctx.input(2).dtype();
     return DispatchType(
         dtype,
@@ -182,10 +114,10 @@ class OneHotOp final : public OpKernel {
           const T off = ctx.input(3).scalar<T>();
           T* dst = out->data<T>();
           // Output index [o, d, k] is on where indices[o, k] == d.
-          for (int64_t o = 0; o < outer; ++o) {
-            for (int64_t d = 0; d < depth; ++d) {
-              for (int64_t k = 0; k < inner; ++k) {
-                dst[(o * depth + d) * inner + k] = indices[o * inner + k] == d ? on : off;
+          for (int64_t o = 0; o < g.outer; ++o) {
+            for (int64_t d = 0; d < g.depth; ++d) {
+              for (int64_t k = 0; k < g.inner; ++k) {
+                dst[(o * g.depth + d) * g.inner + k] = indices[o * g.inner + k] == d ? on : off;
               }
             }
           }

@@ -6,6 +6,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cwise_checks.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -105,25 +106,14 @@ class SelectOp final : public OpKernel {
     const Tensor& cond = ctx.input(0);
     const Tensor& t = ctx.input(1);
     const Tensor& e = ctx.input(2);
-    if (!(t.shape() == e.shape())) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Select: t and e must have one shape, got %s and %s",
-                          t.shape().DebugString(), e.shape().DebugString()));
-    }
-    const bool rows = cond.dims() == 1 && t.dims() >= 1;
-    if (!(cond.shape() == t.shape()) && cond.dims() != 0 &&
-        !(rows && cond.dim_size(0) == t.dim_size(0))) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Select: condition %s must be a scalar, have the shape of t and e %s, or be a vector "
-          "with one element per row",
-          cond.shape().DebugString(), t.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(const cwise_checks::SelectCondition form,
+                     cwise_checks::CheckSelectShapes(cond, t, e));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, t.shape()));
     if (t.NumElements() == 0) return absl::OkStatus();
     const Eigen::ThreadPoolDevice& d = ctx.eigen_cpu();
-    if (cond.dims() == 0) {
+    if (form == cwise_checks::SelectCondition::kScalar) {
       out->flat<T>().device(d) = cond.scalar<bool>() ? t.flat<T>() : e.flat<T>();
-    } else if (cond.shape() == t.shape()) {
+    } else if (form == cwise_checks::SelectCondition::kElementwise) {
       out->flat<T>().device(d) = cond.flat<bool>().select(t.flat<T>(), e.flat<T>());
     } else {
       const Eigen::DenseIndex n = t.dim_size(0);

@@ -9,10 +9,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/matmul_shapes.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
@@ -65,20 +65,10 @@ class MatMulCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
-    if (a.dims() != 2 || b.dims() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("In[0] and In[1] must be matrices: In[0]: %s, In[1]: %s",
-                          a.shape().DebugString(), b.shape().DebugString()));
-    }
-    const int64_t inner_a = a.dim_size(transpose_a_ ? 0 : 1);
-    const int64_t inner_b = b.dim_size(transpose_b_ ? 1 : 0);
-    if (inner_a != inner_b) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Matrix size-incompatible: In[0]: %s, In[1]: %s", a.shape().DebugString(),
-                          b.shape().DebugString()));
-    }
-    const int64_t rows = a.dim_size(transpose_a_ ? 1 : 0);
-    const int64_t cols = b.dim_size(transpose_b_ ? 0 : 1);
+    ASSIGN_OR_RETURN(const matmul::ProductDims dims,
+                     matmul::MatMulDims(a.shape(), b.shape(), transpose_a_, transpose_b_));
+    const int64_t rows = dims.rows;
+    const int64_t cols = dims.cols;
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape({rows, cols})));
     if (rows * cols == 0) return absl::OkStatus();
     return Multiply<T>(ctx.eigen_cpu(), a.data<T>(), a.dim_size(0), a.dim_size(1), transpose_a_,
@@ -94,40 +84,6 @@ class MatMulCpu final : public OpKernel {
   const bool transpose_b_;
 };
 
-// The broadcast batch shape of x and y (all but their last two
-// dimensions), or INVALID_ARGUMENT naming both shapes.
-absl::StatusOr<std::vector<int64_t>> BroadcastBatch(const TensorShape& x, const TensorShape& y) {
-  const auto batch_dims = [](const TensorShape& s) {
-    return PartialTensorShape(s.dim_sizes().subspan(0, s.dims() - 2));
-  };
-  auto batch = BroadcastShapes(batch_dims(x), batch_dims(y));
-  if (!batch.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("In[0] and In[1] must have compatible batch dimensions: %s vs. %s",
-                        x.DebugString(), y.DebugString()));
-  }
-  return std::vector<int64_t>(batch->dim_sizes().begin(), batch->dim_sizes().end());
-}
-
-// The index of output batch `flat` in an operand's own batch dimensions,
-// which broadcast (size 1, or missing) against `batch`.
-int64_t OperandBatchIndex(int64_t flat, const std::vector<int64_t>& batch,
-                          const TensorShape& operand) {
-  const int rank = static_cast<int>(batch.size());
-  int64_t index = 0;
-  int64_t stride = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    const int64_t coord = flat % batch[i];
-    flat /= batch[i];
-    const int oi = operand.dims() - 2 - rank + i;
-    if (oi < 0) continue;
-    const int64_t size = operand.dim_size(oi);
-    index += (size == 1 ? 0 : coord) * stride;
-    stride *= size;
-  }
-  return index;
-}
-
 template <typename T>
 class BatchMatMulCpu final : public OpKernel {
  public:
@@ -140,33 +96,21 @@ class BatchMatMulCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& y = ctx.input(1);
-    if (x.dims() < 2 || y.dims() < 2) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("In[0] and In[1] must have rank >= 2: %s vs. %s", x.shape().DebugString(),
-                          y.shape().DebugString()));
-    }
-    const Index x_rows = x.dim_size(x.dims() - 2);
-    const Index x_cols = x.dim_size(x.dims() - 1);
-    const Index y_rows = y.dim_size(y.dims() - 2);
-    const Index y_cols = y.dim_size(y.dims() - 1);
-    if ((adj_x_ ? x_rows : x_cols) != (adj_y_ ? y_cols : y_rows)) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Matrix size-incompatible: In[0]: %s, In[1]: %s", x.shape().DebugString(),
-                          y.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(std::vector<int64_t> batch, BroadcastBatch(x.shape(), y.shape()));
-    const Index rows = adj_x_ ? x_cols : x_rows;
-    const Index cols = adj_y_ ? y_rows : y_cols;
-    std::vector<int64_t> out_dims = batch;
-    out_dims.push_back(rows);
-    out_dims.push_back(cols);
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape(out_dims)));
+    ASSIGN_OR_RETURN(const matmul::BatchDims d,
+                     matmul::BatchMatMulDims(x.shape(), y.shape(), adj_x_, adj_y_));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, d.output_shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
-    int64_t num_batches = 1;
-    for (int64_t b : batch) num_batches *= b;
+    const Index x_rows = d.x_rows;
+    const Index x_cols = d.x_cols;
+    const Index y_rows = d.y_rows;
+    const Index y_cols = d.y_cols;
+    const Index rows = d.product.rows;
+    const Index cols = d.product.cols;
+    const std::vector<int64_t>& batch = d.batch;
+    const int64_t num_batches = d.num_batches;
     for (int64_t i = 0; i < num_batches; ++i) {
-      const int64_t xb = OperandBatchIndex(i, batch, x.shape());
-      const int64_t yb = OperandBatchIndex(i, batch, y.shape());
+      const int64_t xb = matmul::OperandBatchIndex(i, batch, x.shape());
+      const int64_t yb = matmul::OperandBatchIndex(i, batch, y.shape());
       RETURN_IF_ERROR(Multiply<T>(ctx.eigen_cpu(), x.data<T>() + xb * x_rows * x_cols, x_rows,
                                   x_cols, adj_x_, y.data<T>() + yb * y_rows * y_cols, y_rows,
                                   y_cols, adj_y_, out->data<T>() + i * rows * cols, rows, cols));

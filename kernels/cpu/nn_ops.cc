@@ -11,6 +11,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/nn_util.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -20,6 +21,10 @@ namespace rill {
 namespace {
 
 using Index = Eigen::DenseIndex;
+using nn_util::ChannelView;
+using nn_util::CheckSparseXentShapes;
+using nn_util::CheckXentShapes;
+using nn_util::ReadIsNchw;
 
 template <typename T>
 class ReluCpu final : public OpKernel {
@@ -111,11 +116,7 @@ class SoftmaxCrossEntropyCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& logits_in = ctx.input(0);
     const Tensor& labels_in = ctx.input(1);
-    if (logits_in.dims() != 2 || logits_in.shape() != labels_in.shape()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "logits and labels must be 2-D of the same size: logits_size=%s labels_size=%s",
-          logits_in.shape().DebugString(), labels_in.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(CheckXentShapes(logits_in, labels_in));
     const Index rows = logits_in.dim_size(0);
     const Index classes = logits_in.dim_size(1);
     ASSIGN_OR_RETURN(Tensor * loss_tensor, ctx.AllocateOutput(0, TensorShape({rows})));
@@ -155,13 +156,7 @@ class SparseSoftmaxCrossEntropyCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& logits_in = ctx.input(0);
     const Tensor& labels_in = ctx.input(1);
-    if (logits_in.dims() != 2 || labels_in.dims() != 1 ||
-        logits_in.dim_size(0) != labels_in.dim_size(0)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "logits must be 2-D and labels 1-D with the same first dimension: logits shape %s, "
-          "labels shape %s",
-          logits_in.shape().DebugString(), labels_in.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(CheckSparseXentShapes(logits_in, labels_in));
     const Index rows = logits_in.dim_size(0);
     const Index classes = logits_in.dim_size(1);
     const L* labels = labels_in.data<L>();
@@ -196,30 +191,6 @@ class SparseSoftmaxCrossEntropyCpu final : public OpKernel {
     return absl::OkStatus();
   }
 };
-
-// Reads data_format once: NHWC puts channels last, NCHW in dimension 1.
-absl::StatusOr<bool> ReadIsNchw(const OpKernelConstruction& c) {
-  ASSIGN_OR_RETURN(std::string format, GetStringAttr(c.def(), "data_format"));
-  return format == "NCHW";
-}
-
-// The value viewed as [outer, channels, inner] for a channel dimension in
-// position 1 (NCHW) or last (NHWC, inner = 1); INVALID_ARGUMENT when the
-// rank is too small for the format.
-absl::StatusOr<Eigen::array<Index, 3>> ChannelView(const TensorShape& shape, bool nchw) {
-  if (shape.dims() < (nchw ? 3 : 2)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("Input tensor must be at least %d-D for data format %s, got shape %s",
-                        nchw ? 3 : 2, nchw ? "NCHW" : "NHWC", shape.DebugString()));
-  }
-  const int channel = nchw ? 1 : shape.dims() - 1;
-  Eigen::array<Index, 3> view = {1, shape.dim_size(channel), 1};
-  for (int i = 0; i < shape.dims(); ++i) {
-    if (i < channel) view[0] *= shape.dim_size(i);
-    if (i > channel) view[2] *= shape.dim_size(i);
-  }
-  return view;
-}
 
 template <typename T>
 class BiasAddCpu final : public OpKernel {

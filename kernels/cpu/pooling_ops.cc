@@ -4,7 +4,6 @@
 #include "kernels/cpu/pooling_ops.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -12,9 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/pooling_geometry.h"
 #include "kernels/cpu/window_geometry.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/op_kernel.h"
@@ -23,47 +22,9 @@ namespace rill {
 namespace {
 
 using Index = Eigen::DenseIndex;
+using pooling::PoolAttrs;
+using pooling::PoolGeometry;
 using window::DimWindow;
-using window::WindowAttrs;
-
-// Window attrs and ksize, read once.
-struct PoolAttrs {
-  WindowAttrs window;
-  std::array<int64_t, 2> ksize;
-};
-
-absl::StatusOr<PoolAttrs> ReadPoolAttrs(const OpKernelConstruction& c) {
-  PoolAttrs attrs;
-  ASSIGN_OR_RETURN(attrs.window, window::ReadWindowAttrs(c.def(), /*dilated=*/false));
-  ASSIGN_OR_RETURN(attrs.ksize, window::ReadSpatialPair(c.def(), "ksize"));
-  return attrs;
-}
-
-// Sizes of one pooling: input [batch, rows.input, cols.input, depth],
-// output [batch, rows.output, cols.output, depth].
-struct PoolGeometry {
-  Index batch = 0;
-  Index depth = 0;
-  DimWindow rows;
-  DimWindow cols;
-
-  TensorShape output_shape() const { return TensorShape({batch, rows.output, cols.output, depth}); }
-};
-
-absl::StatusOr<PoolGeometry> ComputeGeometry(const PoolAttrs& attrs, const TensorShape& input) {
-  if (input.dims() != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("input must be 4-dimensional, got shape %s", input.DebugString()));
-  }
-  PoolGeometry g;
-  g.batch = input.dim_size(0);
-  g.depth = input.dim_size(3);
-  ASSIGN_OR_RETURN(g.rows,
-                   window::ComputeDimWindow(attrs.window, 0, input.dim_size(1), attrs.ksize[0]));
-  ASSIGN_OR_RETURN(g.cols,
-                   window::ComputeDimWindow(attrs.window, 1, input.dim_size(2), attrs.ksize[1]));
-  return g;
-}
 
 // The in-bounds input range [begin, end) of output position `o`'s window.
 std::pair<Index, Index> WindowRange(const DimWindow& w, Index o) {
@@ -96,13 +57,13 @@ template <typename T, bool kMax>
 class PoolCpu final : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(PoolAttrs attrs, ReadPoolAttrs(c));
+    ASSIGN_OR_RETURN(PoolAttrs attrs, pooling::ReadPoolAttrs(c.def()));
     return std::unique_ptr<OpKernel>(new PoolCpu(c, attrs));
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& input = ctx.input(0);
-    ASSIGN_OR_RETURN(PoolGeometry g, ComputeGeometry(attrs_, input.shape()));
+    ASSIGN_OR_RETURN(PoolGeometry g, pooling::ComputeGeometry(attrs_, input.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.output_shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
     const T* in = input.data<T>();
@@ -139,7 +100,7 @@ template <typename T>
 class MaxPoolGradCpu final : public OpKernel {
  public:
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(PoolAttrs attrs, ReadPoolAttrs(c));
+    ASSIGN_OR_RETURN(PoolAttrs attrs, pooling::ReadPoolAttrs(c.def()));
     return std::unique_ptr<OpKernel>(new MaxPoolGradCpu(c, attrs));
   }
 
@@ -147,13 +108,8 @@ class MaxPoolGradCpu final : public OpKernel {
     const Tensor& orig_input = ctx.input(0);
     const Tensor& orig_output = ctx.input(1);
     const Tensor& grad = ctx.input(2);
-    ASSIGN_OR_RETURN(PoolGeometry g, ComputeGeometry(attrs_, orig_input.shape()));
-    if (orig_output.shape() != g.output_shape() || grad.shape() != g.output_shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("orig_output and grad must have the pooled shape %s, got %s and %s",
-                          g.output_shape().DebugString(), orig_output.shape().DebugString(),
-                          grad.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(PoolGeometry g, pooling::ComputeGeometry(attrs_, orig_input.shape()));
+    RETURN_IF_ERROR(pooling::CheckPooledShapes(g, orig_output.shape(), grad.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, orig_input.shape()));
     if (out->NumElements() == 0) return absl::OkStatus();
     const T* in = orig_input.data<T>();

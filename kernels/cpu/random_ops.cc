@@ -1,9 +1,5 @@
-// CPU kernels for RandomUniform, RandomStandardNormal and TruncatedNormal.
-//
-// Seeding follows TensorFlow: when seed or seed2 is non-zero the kernel's
-// generator starts from a state derived from both, so a program that runs
-// the op repeatedly sees the same sequence of tensors on every execution;
-// when both are zero it is seeded from std::random_device.
+// CPU kernels for RandomUniform, RandomStandardNormal and TruncatedNormal,
+// seeded as TensorFlow seeds them (kernels/cpu/random_util.h).
 // clang-format off
 #include "kernels/cpu_threads.h"
 // clang-format on
@@ -13,14 +9,13 @@
 #include <limits>
 #include <memory>
 #include <random>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/random_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
@@ -57,34 +52,12 @@ class RandomOp final : public OpKernel {
   RandomOp(const OpKernelConstruction& c, uint64_t seed) : OpKernel(c), gen_(seed) {}
 
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
-    ASSIGN_OR_RETURN(int64_t seed, GetIntAttr(c.def(), "seed"));
-    ASSIGN_OR_RETURN(int64_t seed2, GetIntAttr(c.def(), "seed2"));
-    uint64_t state;
-    if (seed == 0 && seed2 == 0) {
-      std::random_device device;
-      state = (uint64_t{device()} << 32) ^ device();
-    } else {
-      std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                        static_cast<uint32_t>(seed2), static_cast<uint32_t>(seed2 >> 32)};
-      uint32_t words[2];
-      seq.generate(words, words + 2);
-      state = (uint64_t{words[0]} << 32) | words[1];
-    }
+    ASSIGN_OR_RETURN(uint64_t state, rng::SeedFromAttrs(c.def()));
     return std::unique_ptr<OpKernel>(std::make_unique<RandomOp>(c, state));
   }
 
   absl::Status Compute(KernelContext& ctx) const override {
-    const Tensor& shape_t = ctx.input(0);
-    if (shape_t.dims() != 1) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: shape must be a vector, got shape %s",
-                                                        op(), shape_t.shape().DebugString()));
-    }
-    std::vector<int64_t> dims(shape_t.NumElements());
-    for (size_t i = 0; i < dims.size(); ++i) {
-      dims[i] =
-          shape_t.dtype() == DT_INT32 ? shape_t.data<int32_t>()[i] : shape_t.data<int64_t>()[i];
-    }
-    ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(dims)));
+    ASSIGN_OR_RETURN(TensorShape shape, rng::OutputShape(ctx.input(0), op()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
     T* data = out->data<T>();
     const int64_t n = out->NumElements();

@@ -5,9 +5,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/reduction_util.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -18,54 +18,12 @@ namespace {
 
 namespace ei = Eigen::internal;
 using Index = Eigen::DenseIndex;
-
-// The axes in `indices` (a scalar or vector, negative counting from the
-// end) as a mask over the input's dimensions.
-template <typename Tidx>
-absl::StatusOr<std::vector<bool>> ReducedAxes(const Tensor& indices, int rank) {
-  if (indices.dims() > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("reduction_indices must be a scalar or vector, got shape %s",
-                        indices.shape().DebugString()));
-  }
-  std::vector<bool> reduced(rank, false);
-  const Tidx* data = indices.data<Tidx>();
-  for (int64_t i = 0; i < indices.NumElements(); ++i) {
-    const int64_t axis = data[i];
-    if (axis < -rank || axis >= rank) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Invalid reduction dimension %d for input with %d dimensions", axis, rank));
-    }
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    if (reduced[a]) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Invalid reduction arguments: Axes contains duplicate dimension: %d", a));
-    }
-    reduced[a] = true;
-  }
-  return reduced;
-}
-
-// The input folded into alternating runs of kept and reduced dimensions
-// (size-1 dimensions dropped), so that Eigen reduces a rank <= 3 view.
-struct FoldedReduction {
-  std::vector<int64_t> dims;
-  std::vector<bool> reduced;
-};
-
-FoldedReduction Fold(const TensorShape& shape, const std::vector<bool>& reduced) {
-  FoldedReduction f;
-  for (int i = 0; i < shape.dims(); ++i) {
-    if (shape.dim_size(i) == 1) continue;
-    if (!f.dims.empty() && f.reduced.back() == reduced[i]) {
-      f.dims.back() *= shape.dim_size(i);
-    } else {
-      f.dims.push_back(shape.dim_size(i));
-      f.reduced.push_back(reduced[i]);
-    }
-  }
-  return f;
-}
+using reduction_util::ArgGeometry;
+using reduction_util::Fold;
+using reduction_util::FoldedReduction;
+using reduction_util::ReadArgAxis;
+using reduction_util::ReducedAxes;
+using reduction_util::ReducedShape;
 
 // Rearranges `in` (of folded `dims`) so that all kept runs come first and
 // all reduced runs last: a [kept, reduced] matrix. For patterns of four or
@@ -120,14 +78,7 @@ class ReductionOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
     ASSIGN_OR_RETURN(std::vector<bool> reduced, ReducedAxes<Tidx>(ctx.input(1), in.dims()));
-    TensorShape out_shape;
-    for (int i = 0; i < in.dims(); ++i) {
-      if (!reduced[i]) {
-        out_shape.AddDim(in.dim_size(i));
-      } else if (keep_dims_) {
-        out_shape.AddDim(1);
-      }
-    }
+    const TensorShape out_shape = ReducedShape(in.shape(), reduced, keep_dims_);
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
     if (out_shape.num_elements() == 0) return absl::OkStatus();
     const Eigen::ThreadPoolDevice& d = ctx.eigen_cpu();
@@ -174,31 +125,11 @@ class ArgOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& in = ctx.input(0);
-    const Tensor& dim = ctx.input(1);
-    if (dim.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("dimension must be a scalar, got shape %s", dim.shape().DebugString()));
-    }
-    const int rank = in.dims();
-    const int64_t axis_in = dim.scalar<Tidx>();
-    if (axis_in < -rank || axis_in >= rank) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Expected dimension in the range [%d, %d), but got %d", -rank, rank, axis_in));
-    }
-    const int axis = static_cast<int>(axis_in < 0 ? axis_in + rank : axis_in);
-    if (in.dim_size(axis) == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat("Reduction axis %d is empty in shape %s",
-                                                        axis, in.shape().DebugString()));
-    }
-    TensorShape out_shape = in.shape();
-    out_shape.RemoveDim(axis);
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
-    if (out_shape.num_elements() == 0) return absl::OkStatus();
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < axis; ++i) outer *= in.dim_size(i);
-    for (int i = axis + 1; i < rank; ++i) inner *= in.dim_size(i);
-    Tensor::ConstTensorMap<T, 3> m(in.data<T>(), outer, in.dim_size(axis), inner);
-    Tensor::TensorMap<OutT, 2> o(out->data<OutT>(), outer, inner);
+    ASSIGN_OR_RETURN(const ArgGeometry g, ReadArgAxis<Tidx>(in, ctx.input(1)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.out_shape));
+    if (g.out_shape.num_elements() == 0) return absl::OkStatus();
+    Tensor::ConstTensorMap<T, 3> m(in.data<T>(), g.outer, g.size, g.inner);
+    Tensor::TensorMap<OutT, 2> o(out->data<OutT>(), g.outer, g.inner);
     if constexpr (kMax) {
       o.device(ctx.eigen_cpu()) = m.argmax(1).template cast<OutT>();
     } else {

@@ -8,8 +8,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/transform_util.h"
@@ -20,9 +18,11 @@
 namespace rill {
 namespace {
 
-using transform_util::ReadInts;
 using transform_util::RowMajorStrides;
 using transform_util::StridedGather;
+using transform_util::StridedView;
+using transform_util::TiledShape;
+using transform_util::TransposeView;
 using transform_util::Unsupported;
 
 class TransposeOp final : public OpKernel {
@@ -30,31 +30,9 @@ class TransposeOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const std::vector<int64_t> perm = ReadInts(ctx.input(1));
-    const int rank = x.dims();
-    if (ctx.input(1).dims() != 1 || static_cast<int>(perm.size()) != rank) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Transpose: perm must be a vector of %d values, got shape %s", rank,
-                          ctx.input(1).shape().DebugString()));
-    }
-    std::vector<bool> seen(rank, false);
-    for (int64_t p : perm) {
-      if (p < 0 || p >= rank || seen[p]) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("Transpose: perm [%s] is not a permutation of [0, %d)",
-                            absl::StrJoin(perm, ","), rank));
-      }
-      seen[p] = true;
-    }
-    const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
-    std::vector<int64_t> out_dims(rank), strides(rank);
-    for (int i = 0; i < rank; ++i) {
-      out_dims[i] = x.dim_size(perm[i]);
-      strides[i] = in_strides[perm[i]];
-    }
-    ASSIGN_OR_RETURN(Tensor * out,
-                     ctx.AllocateOutput(0, TensorShape(absl::MakeConstSpan(out_dims))));
-    return StridedGather(x, 0, strides, *out, "Transpose");
+    ASSIGN_OR_RETURN(const StridedView view, TransposeView(x, ctx.input(1)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, view.shape));
+    return StridedGather(x, 0, view.strides, *out, "Transpose");
   }
 };
 
@@ -63,22 +41,8 @@ class TileOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const std::vector<int64_t> multiples = ReadInts(ctx.input(1));
     const int rank = x.dims();
-    if (ctx.input(1).dims() != 1 || static_cast<int>(multiples.size()) != rank) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Tile: multiples must be a vector of %d values, got shape %s", rank,
-                          ctx.input(1).shape().DebugString()));
-    }
-    std::vector<int64_t> out_dims(rank);
-    for (int i = 0; i < rank; ++i) {
-      if (multiples[i] < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("Tile: multiples[%d] = %d is negative", i, multiples[i]));
-      }
-      out_dims[i] = x.dim_size(i) * multiples[i];
-    }
-    ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(out_dims)));
+    ASSIGN_OR_RETURN(const TensorShape shape, TiledShape(x, ctx.input(1)));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
     const int64_t n = out->NumElements();
     const std::vector<int64_t> in_strides = RowMajorStrides(x.shape());
@@ -92,7 +56,7 @@ class TileOp final : public OpKernel {
             int64_t in = 0;
             for (int d = 0; d < rank; ++d) in += (index[d] % x.dim_size(d)) * in_strides[d];
             dst[o] = src[in];
-            for (int d = rank - 1; d >= 0 && ++index[d] == out_dims[d]; --d) index[d] = 0;
+            for (int d = rank - 1; d >= 0 && ++index[d] == shape.dim_size(d); --d) index[d] = 0;
           }
           return absl::OkStatus();
         },

@@ -9,7 +9,11 @@
 
 namespace rill::testing {
 
-std::vector<DeviceCase> StateCases();  // state_cases.cc: Const
+std::vector<DeviceCase> StateCases();      // state_cases.cc: Const
+std::vector<DeviceCase> CwiseCases();      // cwise_cases.cc: element-wise, Apply*
+std::vector<DeviceCase> ReductionCases();  // reduction_cases.cc: reductions, softmax losses
+std::vector<DeviceCase> TransformCases();  // transform_cases.cc: shapes and data movement
+std::vector<DeviceCase> LibraryCases();    // library_cases.cc: cuBLAS, cuDNN, cuRAND
 
 }  // namespace rill::testing
 

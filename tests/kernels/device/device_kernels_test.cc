@@ -19,6 +19,10 @@ TEST_P(DeviceKernels, SameOnEveryDevice) { RunOnEveryDevice(GetParam()); }
 std::string CaseName(const ::testing::TestParamInfo<DeviceCase>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(State, DeviceKernels, ::testing::ValuesIn(StateCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Cwise, DeviceKernels, ::testing::ValuesIn(CwiseCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Reduction, DeviceKernels, ::testing::ValuesIn(ReductionCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Transform, DeviceKernels, ::testing::ValuesIn(TransformCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Library, DeviceKernels, ::testing::ValuesIn(LibraryCases()), CaseName);
 
 // Registrations per op, GPU kernels only.
 std::map<std::string, int> GpuRegistrations(const KernelRegistry& registry) {
@@ -39,7 +43,10 @@ TEST(DeviceKernelTable, EveryGpuKernelHasACase) {
   RegisterHostKernels(host_only, kDeviceGpu);
   const std::map<std::string, int> host = GpuRegistrations(host_only);
   std::set<std::string> covered;
-  for (const std::string& op : OpsOf(StateCases())) covered.insert(op);
+  for (const auto& cases :
+       {StateCases(), CwiseCases(), ReductionCases(), TransformCases(), LibraryCases()}) {
+    for (const std::string& op : OpsOf(cases)) covered.insert(op);
+  }
   for (const auto& [op, count] : GpuRegistrations(StandardKernels())) {
     const auto in_host = host.find(op);
     if (in_host != host.end() && in_host->second == count) continue;

@@ -12,7 +12,8 @@ DeviceCase ConstCase(std::string name, const Tensor& value) {
   const TensorProto proto = TensorToProto(value);
   return DeviceCase{.name = std::move(name),
                     .op = "Const",
-                    .attrs = {{"value", MakeAttr(proto)}, {"dtype", MakeAttr(value.dtype())}}};
+                    .attrs = {{"value", MakeAttr(proto)}, {"dtype", MakeAttr(value.dtype())}},
+                    .args = {}};
 }
 
 }  // namespace

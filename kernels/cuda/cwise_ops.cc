@@ -1,0 +1,589 @@
+// GPU kernels for element-wise math: unary ops and activations, their
+// gradients, binary ops and comparisons with NumPy broadcasting, logic,
+// AddN, Cast, Fill, ZerosLike, OnesLike, Select, BiasAdd, and AssignAdd and
+// AssignSub on reference variables. Each validates as its CPU twin, sizes
+// its output on the host and queues one kernel (cwise_kernels.cu); scalar
+// operands are read by the kernel from device memory, so nothing waits for
+// the GPU. Integer division by zero differs from the CPU: see
+// cwise_kernels.h.
+// clang-format off
+#include "kernels/cpu_threads.h"
+// clang-format on
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cwise_checks.h"
+#include "kernels/cpu/nn_util.h"
+#include "kernels/cpu/transform_util.h"
+#include "kernels/cuda/cwise_kernels.h"
+#include "kernels/cuda/gpu_kernel_util.h"
+#include "kernels/cuda/gpu_kernels.h"
+#include "kernels/resource_mgr.h"
+
+namespace rill {
+namespace {
+
+// The device's view of an element type: half as its bits.
+template <typename T>
+using Dev = std::conditional_t<std::is_same_v<T, half>, cuda::Half, T>;
+static_assert(sizeof(half) == sizeof(cuda::Half));
+
+template <typename T>
+const Dev<T>* In(const Tensor& t) {
+  return reinterpret_cast<const Dev<T>*>(t.data<T>());
+}
+template <typename T>
+Dev<T>* Out(const Tensor& t) {
+  return reinterpret_cast<Dev<T>*>(t.data<T>());
+}
+
+// A factory for kernels built from the construction context and `arg`.
+template <typename K, typename Arg>
+KernelFactory MakeKernelWith(Arg arg) {
+  return [arg](const OpKernelConstruction& c) -> absl::StatusOr<std::unique_ptr<OpKernel>> {
+    return std::unique_ptr<OpKernel>(std::make_unique<K>(c, arg));
+  };
+}
+
+template <typename T>
+class GpuUnaryOp final : public OpKernel {
+ public:
+  GpuUnaryOp(const OpKernelConstruction& c, cuda::UnaryOp op) : OpKernel(c), op_(op) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    cuda::LaunchUnary(op_, In<T>(x), Out<T>(*y), x.NumElements(), gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  const cuda::UnaryOp op_;
+};
+
+template <typename T>
+class GpuFloatClassOp final : public OpKernel {
+ public:
+  GpuFloatClassOp(const OpKernelConstruction& c, cuda::FloatClass op) : OpKernel(c), op_(op) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    cuda::LaunchFloatClass(op_, In<T>(x), y->data<bool>(), x.NumElements(), gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  const cuda::FloatClass op_;
+};
+
+// SigmoidGrad and its kin take (y, dy); ReluGrad takes (gradients,
+// features), with the CPU's message for each.
+template <typename T>
+class GpuUnaryGradOp final : public OpKernel {
+ public:
+  GpuUnaryGradOp(const OpKernelConstruction& c, cuda::GradOp op) : OpKernel(c), op_(op) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const bool relu = op_ == cuda::GradOp::kRelu;
+    const Tensor& y = ctx.input(relu ? 1 : 0);
+    const Tensor& dy = ctx.input(relu ? 0 : 1);
+    if (!relu) {
+      RETURN_IF_ERROR(cwise_checks::CheckGradShapes(op(), y, dy));
+    } else if (y.shape() != dy.shape()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("gradients and features must have the same shape: %s vs. %s",
+                          dy.shape().DebugString(), y.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * z, ctx.AllocateOutput(0, y.shape()));
+    cuda::LaunchUnaryGrad(op_, In<T>(y), In<T>(dy), Out<T>(*z), y.NumElements(),
+                          gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  const cuda::GradOp op_;
+};
+
+// Where the elements of `out` read those of `a` and `b`: flat for one
+// shape or a scalar operand, else the output folded into as few dimensions
+// as broadcast.h's CPU evaluation uses, with each operand's strides.
+absl::StatusOr<cuda::BroadcastIndex> IndexFor(const TensorShape& a, const TensorShape& b,
+                                              const TensorShape& out) {
+  cuda::BroadcastIndex index;
+  if (a == b) return index;
+  if (a.num_elements() == 1 || b.num_elements() == 1) {
+    index.a_step = a.num_elements() == 1 ? 0 : 1;
+    index.b_step = b.num_elements() == 1 ? 0 : 1;
+    return index;
+  }
+  const broadcast_internal::Folded f = broadcast_internal::Fold(a, b, out);
+  const int rank = static_cast<int>(f.out_dims.size());
+  if (rank > cuda::kMaxBroadcastDims) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "broadcasting %s against %s alternates over %d dimensions; the GPU kernels take at "
+        "most %d",
+        a.DebugString(), b.DebugString(), rank, cuda::kMaxBroadcastDims));
+  }
+  index.rank = rank;
+  int64_t a_size = 1, b_size = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    index.dims[i] = f.out_dims[i];
+    index.a_strides[i] = f.a_dims[i] == 1 ? 0 : a_size;
+    index.b_strides[i] = f.b_dims[i] == 1 ? 0 : b_size;
+    a_size *= f.a_dims[i];
+    b_size *= f.b_dims[i];
+  }
+  return index;
+}
+
+// out = launch(a, b, out, n, index) for broadcasting operands, as the
+// CPU's BinaryBroadcast.
+template <typename OutT, typename Launch>
+absl::Status Broadcast(KernelContext& ctx, const Tensor& a, const Tensor& b, Launch launch) {
+  ASSIGN_OR_RETURN(TensorShape shape, BroadcastShape(a.shape(), b.shape()));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  if (shape.num_elements() == 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(cuda::BroadcastIndex index, IndexFor(a.shape(), b.shape(), shape));
+  launch(out->data<OutT>(), shape.num_elements(), index);
+  return CheckLaunch(ctx, ctx.node().op());
+}
+
+template <typename T>
+class GpuBinaryOp final : public OpKernel {
+ public:
+  GpuBinaryOp(const OpKernelConstruction& c, cuda::BinaryOp op) : OpKernel(c), op_(op) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    return Broadcast<T>(ctx, a, b, [&](T* out, int64_t n, const cuda::BroadcastIndex& index) {
+      cuda::LaunchBinary(op_, a.data<T>(), b.data<T>(), out, n, index, gpu->compute_stream());
+    });
+  }
+
+ private:
+  const cuda::BinaryOp op_;
+};
+
+// Comparisons, LogicalAnd and LogicalOr. Equal and NotEqual with
+// incompatible_shape_error false compare operands that do not broadcast
+// as a whole, giving a scalar.
+template <typename T>
+class GpuCompareOp final : public OpKernel {
+ public:
+  GpuCompareOp(const OpKernelConstruction& c, cuda::CompareOp op)
+      : OpKernel(c),
+        op_(op),
+        strict_(GetBoolAttr(c.def(), "incompatible_shape_error").value_or(true)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (!strict_ && !BroadcastShape(a.shape(), b.shape()).ok()) {
+      ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape()));
+      cuda::LaunchFill(sizeof(bool), out->raw_data(), 1, nullptr,
+                       op_ == cuda::CompareOp::kNotEqual ? 1 : 0, gpu->compute_stream());
+      return CheckLaunch(ctx, op());
+    }
+    return Broadcast<bool>(ctx, a, b, [&](bool* out, int64_t n, const cuda::BroadcastIndex& index) {
+      cuda::LaunchCompare(op_, a.data<T>(), b.data<T>(), out, n, index, gpu->compute_stream());
+    });
+  }
+
+ private:
+  const cuda::CompareOp op_;
+  const bool strict_;
+};
+
+class GpuLogicalNotOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    cuda::LaunchLogicalNot(x.data<bool>(), y->data<bool>(), x.NumElements(), gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+};
+
+// Sums in input order, as the CPU does: one launch per kMaxAddNInputs
+// inputs, the later ones adding to the output.
+template <typename T>
+class GpuAddNOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    RETURN_IF_ERROR(cwise_checks::CheckAddNShapes(ctx));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ctx.input(0).shape()));
+    for (int first = 0; first < ctx.num_inputs(); first += cuda::kMaxAddNInputs) {
+      cuda::AddNInputs<T> inputs{};
+      inputs.count = std::min(ctx.num_inputs() - first, cuda::kMaxAddNInputs);
+      for (int k = 0; k < inputs.count; ++k) inputs.inputs[k] = ctx.input(first + k).data<T>();
+      cuda::LaunchAddN(inputs, first > 0, out->data<T>(), out->NumElements(),
+                       gpu->compute_stream());
+      RETURN_IF_ERROR(CheckLaunch(ctx, op()));
+    }
+    return absl::OkStatus();
+  }
+};
+
+// The types Cast, Fill, ZerosLike and OnesLike take on a GPU.
+constexpr DataType kCastTypes[] = {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL, DT_HALF};
+
+cuda::CastType CastTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DT_FLOAT:
+      return cuda::CastType::kFloat;
+    case DT_DOUBLE:
+      return cuda::CastType::kDouble;
+    case DT_INT64:
+      return cuda::CastType::kInt64;
+    case DT_BOOL:
+      return cuda::CastType::kBool;
+    default:
+      return cuda::CastType::kHalf;
+  }
+}
+
+// Truncate is accepted and unused, as on the CPU: both round to nearest.
+class GpuCastOp final : public OpKernel {
+ public:
+  explicit GpuCastOp(const OpKernelConstruction& c)
+      : OpKernel(c), from_(c.input_type(0)), to_(c.output_type(0)) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    if (from_ == to_) return gpu->CopyWithinDevice(x.raw_data(), y->raw_data(), x.TotalBytes());
+    cuda::LaunchCast(CastTypeOf(from_), CastTypeOf(to_), x.raw_data(), y->raw_data(),
+                     x.NumElements(), gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  const DataType from_, to_;
+};
+
+// Fill: int32 dims on the host, the value a device scalar.
+class GpuFillOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& dims = ctx.input(0);
+    const Tensor& value = ctx.input(1);
+    // The CPU's checks and messages (kernels/cpu/array_ops.cc).
+    if (dims.dims() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Fill: dims must be a vector, got shape ", dims.shape().DebugString()));
+    }
+    if (value.dims() != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
+    }
+    const std::vector<int64_t> sizes = transform_util::ReadInts(dims);
+    ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(sizes)));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+    cuda::LaunchFill(DataTypeSize(value.dtype()), out->raw_data(), out->NumElements(),
+                     value.raw_data(), 0, gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+};
+
+// ZerosLike (kOne false) and OnesLike (kOne true).
+template <bool kOne>
+class GpuConstantLikeOp final : public OpKernel {
+ public:
+  explicit GpuConstantLikeOp(const OpKernelConstruction& c) : OpKernel(c), bits_(OneBits(c)) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    if (!kOne) {
+      RETURN_IF_CUDA_ERROR(
+          cudaMemsetAsync(out->raw_data(), 0, out->TotalBytes(), gpu->compute_stream()),
+          name() + ": zeroing its output");
+      return absl::OkStatus();
+    }
+    cuda::LaunchFill(DataTypeSize(x.dtype()), out->raw_data(), out->NumElements(), nullptr, bits_,
+                     gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  // The bytes of 1 in the output's type (every type registered is plain).
+  static uint64_t OneBits(const OpKernelConstruction& c) {
+    uint64_t bits = 0;
+    DispatchType(
+        c.output_type(0),
+        [&]<typename T>() {
+          if constexpr (std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(bits)) {
+            const T one(1);
+            std::memcpy(&bits, &one, sizeof(T));
+          }
+        },
+        [] {});
+    return bits;
+  }
+
+  const uint64_t bits_;
+};
+
+class GpuSelectOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& cond = ctx.input(0);
+    const Tensor& t = ctx.input(1);
+    const Tensor& e = ctx.input(2);
+    ASSIGN_OR_RETURN(const cwise_checks::SelectCondition form,
+                     cwise_checks::CheckSelectShapes(cond, t, e));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, t.shape()));
+    const int64_t n = t.NumElements();
+    const int64_t rows = form == cwise_checks::SelectCondition::kScalar        ? 0
+                         : form == cwise_checks::SelectCondition::kElementwise ? n
+                                                                               : t.dim_size(0);
+    cuda::LaunchSelect(DataTypeSize(t.dtype()), cond.data<bool>(), rows, t.raw_data(), e.raw_data(),
+                       out->raw_data(), n, gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+};
+
+// value + bias along the channel dimension: a broadcast Add over the
+// value's [outer, channels, inner] view.
+template <typename T>
+class GpuBiasAddOp final : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(bool nchw, nn_util::ReadIsNchw(c));
+    return std::unique_ptr<OpKernel>(new GpuBiasAddOp(c, nchw));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& value = ctx.input(0);
+    const Tensor& bias = ctx.input(1);
+    ASSIGN_OR_RETURN(const auto view, nn_util::ChannelView(value.shape(), nchw_));
+    // The CPU's check and message (kernels/cpu/nn_ops.cc).
+    if (bias.dims() != 1 || bias.dim_size(0) != view[1]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Must provide as many biases as the channel dimension of the input tensor: bias "
+          "shape %s, value shape %s",
+          bias.shape().DebugString(), value.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, value.shape()));
+    cuda::BroadcastIndex index;
+    index.rank = 3;
+    for (int i = 0; i < 3; ++i) index.dims[i] = view[i];
+    index.a_strides[0] = view[1] * view[2];
+    index.a_strides[1] = view[2];
+    index.a_strides[2] = 1;
+    index.b_strides[1] = 1;
+    cuda::LaunchBinary(cuda::BinaryOp::kAdd, value.data<T>(), bias.data<T>(), out->data<T>(),
+                       value.NumElements(), index, gpu->compute_stream());
+    return CheckLaunch(ctx, op());
+  }
+
+ private:
+  GpuBiasAddOp(const OpKernelConstruction& c, bool nchw) : OpKernel(c), nchw_(nchw) {}
+  const bool nchw_;
+};
+
+// AssignAdd (kAdd) and AssignSub in place on the variable's device buffer,
+// as the CPU's AssignUpdateOp: with use_locking the update is queued under
+// the variable's lock.
+template <typename T, bool kAdd>
+class GpuAssignUpdateOp final : public OpKernel {
+ public:
+  explicit GpuAssignUpdateOp(const OpKernelConstruction& c)
+      : OpKernel(c), use_locking_(GetBoolAttr(c.def(), "use_locking").value_or(false)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& value = ctx.input(1);
+    {
+      std::optional<absl::MutexLock> lock;
+      if (use_locking_) lock.emplace(ctx.input_ref_mutex(0));
+      // Unlocked, the snapshot read when the context was made shares the
+      // variable's buffer.
+      const Tensor& var = use_locking_ ? *ctx.mutable_input(0) : ctx.input(0);
+      if (!var.IsInitialized()) return UninitializedValueError(ctx, 0);
+      if (var.shape() != value.shape()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: the value of shape %s does not match variable %s of shape %s", op(),
+            value.shape().DebugString(), RefInputName(ctx, 0), var.shape().DebugString()));
+      }
+      cuda::LaunchBinary(kAdd ? cuda::BinaryOp::kAdd : cuda::BinaryOp::kSub, var.data<T>(),
+                         value.data<T>(), var.data<T>(), var.NumElements(), cuda::BroadcastIndex(),
+                         gpu->compute_stream());
+      RETURN_IF_ERROR(CheckLaunch(ctx, op()));
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const bool use_locking_;
+};
+
+template <template <typename> class K, typename Arg, typename... Ts>
+void RegisterWith(KernelRegistry& r, const char* op, Arg arg) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), MakeKernelWith<K<Ts>>(arg)),
+   ...);
+}
+
+template <typename... Ts>
+void RegisterUnary(KernelRegistry& r, const char* op, cuda::UnaryOp unary) {
+  RegisterWith<GpuUnaryOp, cuda::UnaryOp, Ts...>(r, op, unary);
+}
+template <typename... Ts>
+void RegisterGrad(KernelRegistry& r, const char* op, cuda::GradOp grad) {
+  RegisterWith<GpuUnaryGradOp, cuda::GradOp, Ts...>(r, op, grad);
+}
+template <typename... Ts>
+void RegisterBinary(KernelRegistry& r, const char* op, cuda::BinaryOp binary) {
+  RegisterWith<GpuBinaryOp, cuda::BinaryOp, Ts...>(r, op, binary);
+}
+template <typename... Ts>
+void RegisterCompare(KernelRegistry& r, const char* op, cuda::CompareOp compare) {
+  RegisterWith<GpuCompareOp, cuda::CompareOp, Ts...>(r, op, compare);
+}
+
+template <template <typename> class K, typename... Ts>
+void RegisterSimple(KernelRegistry& r, const char* op) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), MakeKernel<K<Ts>>), ...);
+}
+
+template <typename... Ts>
+void RegisterBiasAdd(KernelRegistry& r) {
+  (r.Register(KernelDef("BiasAdd").Device(kDeviceGpu).TypeConstraint<Ts>("T"),
+              &GpuBiasAddOp<Ts>::Create),
+   ...);
+}
+
+template <typename T>
+using GpuAssignAddOp = GpuAssignUpdateOp<T, true>;
+template <typename T>
+using GpuAssignSubOp = GpuAssignUpdateOp<T, false>;
+
+void RegisterUnaryKernels(KernelRegistry& r) {
+  using U = cuda::UnaryOp;
+  RegisterUnary<float, double, int64_t>(r, "Neg", U::kNeg);
+  RegisterUnary<float, double, int64_t>(r, "Square", U::kSquare);
+  RegisterUnary<float, double, int64_t>(r, "Abs", U::kAbs);
+  RegisterUnary<float, double, int64_t>(r, "Sign", U::kSign);
+  RegisterUnary<float, double>(r, "Reciprocal", U::kReciprocal);
+  RegisterUnary<float, double>(r, "Inv", U::kReciprocal);
+  RegisterUnary<float, double, half>(r, "Floor", U::kFloor);
+  RegisterUnary<float, double, half>(r, "Ceil", U::kCeil);
+  RegisterUnary<float, double>(r, "Rint", U::kRint);
+  RegisterUnary<float, double, half, int64_t>(r, "Round", U::kRound);
+  RegisterUnary<float, double>(r, "Sqrt", U::kSqrt);
+  RegisterUnary<float, double>(r, "Rsqrt", U::kRsqrt);
+  RegisterUnary<float, double>(r, "Exp", U::kExp);
+  RegisterUnary<float, double>(r, "Log", U::kLog);
+  RegisterUnary<float, double>(r, "Sigmoid", U::kSigmoid);
+  RegisterUnary<float, double>(r, "Tanh", U::kTanh);
+  RegisterUnary<float, double, int64_t>(r, "Relu", U::kRelu);
+  RegisterUnary<float, double, int64_t>(r, "Relu6", U::kRelu6);
+  using C = cuda::FloatClass;
+  RegisterWith<GpuFloatClassOp, C, float, double, half>(r, "IsNan", C::kIsNan);
+  RegisterWith<GpuFloatClassOp, C, float, double, half>(r, "IsInf", C::kIsInf);
+  RegisterWith<GpuFloatClassOp, C, float, double, half>(r, "IsFinite", C::kIsFinite);
+  using G = cuda::GradOp;
+  RegisterGrad<float, double>(r, "SigmoidGrad", G::kSigmoid);
+  RegisterGrad<float, double>(r, "TanhGrad", G::kTanh);
+  RegisterGrad<float, double>(r, "SqrtGrad", G::kSqrt);
+  RegisterGrad<float, double>(r, "RsqrtGrad", G::kRsqrt);
+  RegisterGrad<float, double>(r, "ReciprocalGrad", G::kReciprocal);
+  RegisterGrad<float, double>(r, "InvGrad", G::kReciprocal);
+  RegisterGrad<float, double, int64_t>(r, "ReluGrad", G::kRelu);
+}
+
+void RegisterBinaryKernels(KernelRegistry& r) {
+  using B = cuda::BinaryOp;
+  RegisterBinary<float, double, int64_t>(r, "Add", B::kAdd);
+  RegisterBinary<float, double, int64_t>(r, "AddV2", B::kAdd);
+  RegisterBinary<float, double, int64_t>(r, "Sub", B::kSub);
+  RegisterBinary<float, double, int64_t>(r, "Mul", B::kMul);
+  RegisterBinary<float, double, int64_t>(r, "Div", B::kDiv);
+  RegisterBinary<float, double>(r, "RealDiv", B::kDiv);
+  RegisterBinary<int64_t>(r, "TruncateDiv", B::kTruncateDiv);
+  RegisterBinary<float, double, int64_t>(r, "FloorDiv", B::kFloorDiv);
+  RegisterBinary<float, double, int64_t>(r, "FloorMod", B::kFloorMod);
+  RegisterBinary<float, double, int64_t>(r, "TruncateMod", B::kTruncateMod);
+  RegisterBinary<float, double, int64_t>(r, "Mod", B::kTruncateMod);
+  RegisterBinary<float, double, int64_t>(r, "SquaredDifference", B::kSquaredDifference);
+  RegisterBinary<float, double, int64_t>(r, "Maximum", B::kMaximum);
+  RegisterBinary<float, double, int64_t>(r, "Minimum", B::kMinimum);
+  RegisterBinary<float, double, int64_t>(r, "Pow", B::kPow);
+  using C = cuda::CompareOp;
+  RegisterCompare<float, double, int64_t, bool>(r, "Equal", C::kEqual);
+  RegisterCompare<float, double, int64_t, bool>(r, "NotEqual", C::kNotEqual);
+  RegisterCompare<float, double, int64_t>(r, "Less", C::kLess);
+  RegisterCompare<float, double, int64_t>(r, "Greater", C::kGreater);
+  RegisterCompare<float, double, int64_t>(r, "LessEqual", C::kLessEqual);
+  RegisterCompare<float, double, int64_t>(r, "GreaterEqual", C::kGreaterEqual);
+  r.Register(KernelDef("LogicalAnd").Device(kDeviceGpu),
+             MakeKernelWith<GpuCompareOp<bool>>(C::kLogicalAnd));
+  r.Register(KernelDef("LogicalOr").Device(kDeviceGpu),
+             MakeKernelWith<GpuCompareOp<bool>>(C::kLogicalOr));
+  r.Register(KernelDef("LogicalNot").Device(kDeviceGpu), MakeKernel<GpuLogicalNotOp>);
+}
+
+}  // namespace
+
+void RegisterGpuCwiseKernels(KernelRegistry& r) {
+  RegisterUnaryKernels(r);
+  RegisterBinaryKernels(r);
+  RegisterSimple<GpuAddNOp, float, double, int64_t>(r, "AddN");
+  RegisterBiasAdd<float, double, int64_t>(r);
+  RegisterSimple<GpuAssignAddOp, float, double, int64_t>(r, "AssignAdd");
+  RegisterSimple<GpuAssignSubOp, float, double, int64_t>(r, "AssignSub");
+  for (const DataType from : kCastTypes) {
+    for (const DataType to : kCastTypes) {
+      r.Register(KernelDef("Cast")
+                     .Device(kDeviceGpu)
+                     .TypeConstraint("SrcT", from)
+                     .TypeConstraint("DstT", to),
+                 MakeKernel<GpuCastOp>);
+    }
+  }
+  for (const DataType type : kCastTypes) {
+    r.Register(KernelDef("Fill")
+                   .Device(kDeviceGpu)
+                   .TypeConstraint("T", type)
+                   .TypeConstraint("index_type", DT_INT32),
+               MakeKernel<GpuFillOp>);
+    r.Register(KernelDef("ZerosLike").Device(kDeviceGpu).TypeConstraint("T", type),
+               MakeKernel<GpuConstantLikeOp<false>>);
+    r.Register(KernelDef("OnesLike").Device(kDeviceGpu).TypeConstraint("T", type),
+               MakeKernel<GpuConstantLikeOp<true>>);
+  }
+  for (const DataType type : {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL}) {
+    r.Register(KernelDef("Select").Device(kDeviceGpu).TypeConstraint("T", type),
+               MakeKernel<GpuSelectOp>);
+  }
+}
+
+}  // namespace rill

@@ -1,0 +1,643 @@
+// GPU convolutions, pooling and softmax through cuDNN: Conv2D and its two
+// gradients, MaxPool, MaxPoolGrad, AvgPool, Softmax and LogSoftmax; float
+// and double.
+//
+// cuDNN runs on NCHW tensors and OIHW filters, the layouts every cuDNN
+// algorithm takes in float and in double. Each kernel copies its operands
+// there (dnn_layout.h, with random_kernels.cu's Relayout4d), padding the spatial dimensions
+// explicitly on the way, so that cuDNN itself never pads: TensorFlow's SAME
+// padding puts the odd row or column after the image, which cuDNN's
+// symmetric padding cannot express, and the copy is needed for the layout
+// anyway. Results are copied back into the node's layout (NHWC, or NCHW,
+// which only GPUs run, as in TensorFlow), cropping the padding.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/node_def_util.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/conv_geometry.h"
+#include "kernels/cpu/pooling_geometry.h"
+#include "kernels/cpu/window_geometry.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/dnn_layout.h"
+#include "kernels/cuda/gpu_kernel_util.h"
+#include "kernels/cuda/gpu_kernels.h"
+#include "kernels/cuda/random_kernels.h"
+
+namespace rill {
+namespace dnn {
+namespace {
+
+using conv::ConvGeometry;
+using pooling::PoolAttrs;
+using pooling::PoolGeometry;
+using window::DimWindow;
+
+// The largest cuDNN workspace a convolution may take; algorithms that want
+// more are passed over.
+constexpr size_t kMaxWorkspaceBytes = size_t{256} << 20;
+
+absl::StatusOr<Tensor> Workspace(KernelContext& ctx, size_t bytes) {
+  return ctx.AllocateTemp(DT_INT8, TensorShape({static_cast<int64_t>(std::max<size_t>(bytes, 1))}));
+}
+
+enum class ConvOp { kForward, kBackpropInput, kBackpropFilter };
+
+// cuDNN's algorithm for one convolution shape, and the workspace it needs.
+struct Algorithm {
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+// The first algorithm of cuDNN's heuristic ranking that runs here within
+// kMaxWorkspaceBytes, deterministic ones first, never on tensor cores (TF32
+// would lose float precision).
+template <typename Perf>
+absl::StatusOr<int> PickAlgorithm(const KernelContext& ctx, const Perf* perf, int count) {
+  for (const bool need_deterministic : {true, false}) {
+    for (int i = 0; i < count; ++i) {
+      const Perf& p = perf[i];
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kMaxWorkspaceBytes) continue;
+      if (p.mathType == CUDNN_TENSOR_OP_MATH ||
+          p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+        continue;
+      }
+      if (need_deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+      return static_cast<int>(p.algo);
+    }
+  }
+  return absl::UnimplementedError(
+      absl::StrFormat("%s: cuDNN has no algorithm for this convolution", ctx.node().name()));
+}
+
+// The descriptors of one convolution: x the padded NCHW input, w the OIHW
+// filter, y the NCHW output.
+struct ConvDescs {
+  TensorDesc x;
+  FilterDesc w;
+  TensorDesc y;
+  ConvDesc conv;
+};
+
+template <typename T>
+absl::StatusOr<ConvDescs> MakeConvDescs(const KernelContext& ctx, const ConvGeometry& g,
+                                        const Spatial& s) {
+  ConvDescs d;
+  ASSIGN_OR_RETURN(d.x, MakeTensorDesc<T>(ctx, Dims4{g.batch, g.depth, s.height, s.width}));
+  ASSIGN_OR_RETURN(
+      d.w, MakeFilterDesc<T>(ctx, Dims4{g.out_depth, g.depth, g.rows.window, g.cols.window}));
+  ASSIGN_OR_RETURN(
+      d.y, MakeTensorDesc<T>(ctx, Dims4{g.batch, g.out_depth, g.rows.output, g.cols.output}));
+  RETURN_IF_ERROR(
+      CheckFitsInt(ctx, {g.rows.stride, g.cols.stride, g.rows.dilation, g.cols.dilation}));
+  cudnnConvolutionDescriptor_t conv;
+  RETURN_IF_ERROR(
+      CudnnResult(cudnnCreateConvolutionDescriptor(&conv), "cudnnCreateConvolutionDescriptor"));
+  d.conv.reset(conv);
+  const std::string what = ctx.node().name() + ": cuDNN convolution descriptor";
+  RETURN_IF_ERROR(
+      CudnnResult(cudnnSetConvolution2dDescriptor(
+                      conv, 0, 0, static_cast<int>(g.rows.stride), static_cast<int>(g.cols.stride),
+                      static_cast<int>(g.rows.dilation), static_cast<int>(g.cols.dilation),
+                      CUDNN_CROSS_CORRELATION, kCudnnType<T>),
+                  what));
+  // CUDNN_DEFAULT_MATH would allow TF32 tensor cores for float on Ampere
+  // and later; FMA keeps full float32, as the CPU computes.
+  if constexpr (std::is_same_v<T, float>) {
+    RETURN_IF_ERROR(CudnnResult(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH), what));
+  }
+  int n, c, h, w;
+  RETURN_IF_ERROR(CudnnResult(
+      cudnnGetConvolution2dForwardOutputDim(conv, d.x.get(), d.w.get(), &n, &c, &h, &w), what));
+  if (n != g.batch || c != g.out_depth || h != g.rows.output || w != g.cols.output) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: cuDNN computes a [%d,%d,%d,%d] output where [%d,%d,%d,%d] is expected",
+        ctx.node().name(), n, c, h, w, g.batch, g.out_depth, g.rows.output, g.cols.output));
+  }
+  return d;
+}
+
+template <typename T, ConvOp kOp>
+class ConvGpu final : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(Layout layout, ReadLayout(c.def()));
+    ASSIGN_OR_RETURN(window::WindowAttrs attrs,
+                     window::ReadWindowAttrs(layout.nhwc, /*dilated=*/true));
+    return std::unique_ptr<OpKernel>(new ConvGpu(c, layout.format, attrs));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    if constexpr (kOp == ConvOp::kForward) {
+      return Forward(ctx, *gpu);
+    } else if constexpr (kOp == ConvOp::kBackpropInput) {
+      return BackpropInput(ctx, *gpu);
+    } else {
+      return BackpropFilter(ctx, *gpu);
+    }
+  }
+
+ private:
+  ConvGpu(const OpKernelConstruction& c, Format format, window::WindowAttrs attrs)
+      : OpKernel(c), format_(format), attrs_(attrs) {}
+
+  // The filter [rows, cols, depth, out_depth] as cuDNN's OIHW.
+  absl::StatusOr<Tensor> FilterToOihw(KernelContext& ctx, GpuDeviceContext& gpu,
+                                      const Tensor& filter, const ConvGeometry& g) const {
+    const int64_t r = g.rows.window, s = g.cols.window, i = g.depth, o = g.out_depth;
+    ASSIGN_OR_RETURN(Tensor out, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({o, i, r, s})));
+    const cuda::Relayout4d relayout = {
+        {o, i, r, s}, {o, i, r, s}, {1, o, s * i * o, i * o}, {0, 0, 0, 0}};
+    RETURN_IF_ERROR(Relayout<T>(ctx, gpu, filter.data<T>(), out.data<T>(), relayout, T(0)));
+    return out;
+  }
+
+  // The algorithm for `g`, chosen once per shape and device.
+  template <typename Choose>
+  absl::StatusOr<Algorithm> CachedAlgorithm(const GpuDeviceContext& gpu, const ConvGeometry& g,
+                                            Choose&& choose) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
+    const std::array<int64_t, 8> key = {gpu.ordinal(), g.batch,      g.depth,       g.out_depth,
+                                        g.rows.input,  g.cols.input, g.rows.window, g.cols.window};
+    {
+      absl::MutexLock lock(&mu_);
+      if (auto it = algorithms_.find(key); it != algorithms_.end()) return it->second;
+    }
+    ASSIGN_OR_RETURN(Algorithm chosen, choose());
+    absl::MutexLock lock(&mu_);
+    algorithms_[key] = chosen;
+    return chosen;
+  }
+
+  absl::Status Forward(KernelContext& ctx, GpuDeviceContext& gpu) const {
+    const Tensor& input = ctx.input(0);
+    const Tensor& filter = ctx.input(1);
+    ASSIGN_OR_RETURN(ConvGeometry g,
+                     conv::ComputeGeometry(attrs_, ToNhwc(format_, input.shape()), filter.shape()));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, FromNhwc(format_, g.output_shape())));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (input.NumElements() == 0 || filter.NumElements() == 0) return ZeroFill(ctx, gpu, *out);
+
+    const Dims4 in_dims = DimsOf(g.input_shape());
+    const Dims4 out_dims = DimsOf(g.output_shape());
+    const Spatial s = PaddedSpatial(g.rows, g.cols);
+    Tensor x = input;
+    if (!IsUnpadded(format_, in_dims, s)) {
+      ASSIGN_OR_RETURN(x, ToNchw<T>(ctx, gpu, format_, input, in_dims, s, T(0)));
+    }
+    ASSIGN_OR_RETURN(Tensor w, FilterToOihw(ctx, gpu, filter, g));
+    Tensor y = *out;
+    if (format_ != Format::kNchw) {
+      ASSIGN_OR_RETURN(y,
+                       ctx.AllocateTemp(kDataTypeOf<T>, FromNhwc(Format::kNchw, g.output_shape())));
+    }
+    {
+      absl::MutexLock lock(&gpu.library_mu());
+      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
+      ASSIGN_OR_RETURN(Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
+                         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+                         int count = 0;
+                         RETURN_IF_ERROR(CudnnResult(
+                             cudnnGetConvolutionForwardAlgorithm_v7(
+                                 gpu.cudnn(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
+                             ctx.node().name() + ": choosing a cuDNN convolution"));
+                         Algorithm a;
+                         ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
+                         RETURN_IF_ERROR(CudnnResult(
+                             cudnnGetConvolutionForwardWorkspaceSize(
+                                 gpu.cudnn(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                 static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace),
+                             ctx.node().name() + ": cuDNN workspace size"));
+                         return a;
+                       }));
+      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
+      const T one = 1, zero = 0;
+      RETURN_IF_ERROR(CudnnResult(
+          cudnnConvolutionForward(gpu.cudnn(), &one, d.x.get(), x.data<T>(), d.w.get(), w.data<T>(),
+                                  d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo),
+                                  workspace.raw_data(), algo.workspace, &zero, d.y.get(),
+                                  y.data<T>()),
+          ctx.node().name() + ": cudnnConvolutionForward"));
+    }
+    if (format_ == Format::kNchw) return absl::OkStatus();
+    return FromNchw<T>(ctx, gpu, y, Spatial{0, 0, out_dims.h, out_dims.w}, format_, out_dims, *out);
+  }
+
+  absl::Status BackpropInput(KernelContext& ctx, GpuDeviceContext& gpu) const {
+    ASSIGN_OR_RETURN(TensorShape input_shape, conv::ShapeFromInput(ctx.input(0), "input_sizes"));
+    const Tensor& filter = ctx.input(1);
+    const Tensor& out_backprop = ctx.input(2);
+    ASSIGN_OR_RETURN(ConvGeometry g,
+                     conv::ComputeGeometry(attrs_, ToNhwc(format_, input_shape), filter.shape()));
+    RETURN_IF_ERROR(conv::CheckOutBackprop(g, ToNhwc(format_, out_backprop.shape())));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, input_shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (out_backprop.NumElements() == 0 || filter.NumElements() == 0) {
+      return ZeroFill(ctx, gpu, *out);
+    }
+
+    const Dims4 in_dims = DimsOf(g.input_shape());
+    const Spatial s = PaddedSpatial(g.rows, g.cols);
+    ASSIGN_OR_RETURN(Tensor dy,
+                     ToNchw<T>(ctx, gpu, format_, out_backprop, DimsOf(g.output_shape())));
+    ASSIGN_OR_RETURN(Tensor w, FilterToOihw(ctx, gpu, filter, g));
+    const bool direct = IsUnpadded(format_, in_dims, s);
+    Tensor dx = *out;
+    if (!direct) {
+      ASSIGN_OR_RETURN(
+          dx, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({g.batch, g.depth, s.height, s.width})));
+    }
+    {
+      absl::MutexLock lock(&gpu.library_mu());
+      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
+      ASSIGN_OR_RETURN(
+          Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
+            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+            int count = 0;
+            RETURN_IF_ERROR(
+                CudnnResult(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                                gpu.cudnn(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
+                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
+                            ctx.node().name() + ": choosing a cuDNN convolution"));
+            Algorithm a;
+            ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
+            RETURN_IF_ERROR(
+                CudnnResult(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                                gpu.cudnn(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
+                                static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), &a.workspace),
+                            ctx.node().name() + ": cuDNN workspace size"));
+            return a;
+          }));
+      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
+      const T one = 1, zero = 0;
+      RETURN_IF_ERROR(
+          CudnnResult(cudnnConvolutionBackwardData(
+                          gpu.cudnn(), &one, d.w.get(), w.data<T>(), d.y.get(), dy.data<T>(),
+                          d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
+                          workspace.raw_data(), algo.workspace, &zero, d.x.get(), dx.data<T>()),
+                      ctx.node().name() + ": cudnnConvolutionBackwardData"));
+    }
+    if (direct) return absl::OkStatus();
+    return FromNchw<T>(ctx, gpu, dx, s, format_, in_dims, *out);
+  }
+
+  absl::Status BackpropFilter(KernelContext& ctx, GpuDeviceContext& gpu) const {
+    const Tensor& input = ctx.input(0);
+    ASSIGN_OR_RETURN(TensorShape filter_shape, conv::ShapeFromInput(ctx.input(1), "filter_sizes"));
+    const Tensor& out_backprop = ctx.input(2);
+    ASSIGN_OR_RETURN(ConvGeometry g,
+                     conv::ComputeGeometry(attrs_, ToNhwc(format_, input.shape()), filter_shape));
+    RETURN_IF_ERROR(conv::CheckOutBackprop(g, ToNhwc(format_, out_backprop.shape())));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, filter_shape));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (out_backprop.NumElements() == 0 || input.NumElements() == 0) {
+      return ZeroFill(ctx, gpu, *out);
+    }
+
+    const Dims4 in_dims = DimsOf(g.input_shape());
+    const Spatial s = PaddedSpatial(g.rows, g.cols);
+    Tensor x = input;
+    if (!IsUnpadded(format_, in_dims, s)) {
+      ASSIGN_OR_RETURN(x, ToNchw<T>(ctx, gpu, format_, input, in_dims, s, T(0)));
+    }
+    ASSIGN_OR_RETURN(Tensor dy,
+                     ToNchw<T>(ctx, gpu, format_, out_backprop, DimsOf(g.output_shape())));
+    const int64_t r = g.rows.window, c = g.cols.window, i = g.depth, o = g.out_depth;
+    ASSIGN_OR_RETURN(Tensor dw, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({o, i, r, c})));
+    {
+      absl::MutexLock lock(&gpu.library_mu());
+      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
+      ASSIGN_OR_RETURN(
+          Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
+            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+            int count = 0;
+            RETURN_IF_ERROR(
+                CudnnResult(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                                gpu.cudnn(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
+                            ctx.node().name() + ": choosing a cuDNN convolution"));
+            Algorithm a;
+            ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
+            RETURN_IF_ERROR(
+                CudnnResult(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                                gpu.cudnn(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
+                                static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo), &a.workspace),
+                            ctx.node().name() + ": cuDNN workspace size"));
+            return a;
+          }));
+      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
+      const T one = 1, zero = 0;
+      RETURN_IF_ERROR(
+          CudnnResult(cudnnConvolutionBackwardFilter(
+                          gpu.cudnn(), &one, d.x.get(), x.data<T>(), d.y.get(), dy.data<T>(),
+                          d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo),
+                          workspace.raw_data(), algo.workspace, &zero, d.w.get(), dw.data<T>()),
+                      ctx.node().name() + ": cudnnConvolutionBackwardFilter"));
+    }
+    // OIHW back to the filter's [rows, cols, depth, out_depth].
+    const cuda::Relayout4d relayout = {
+        {r, c, i, o}, {r, c, i, o}, {c, 1, r * c, i * r * c}, {0, 0, 0, 0}};
+    return Relayout<T>(ctx, gpu, dw.data<T>(), out->data<T>(), relayout, T(0));
+  }
+
+  const Format format_;
+  const window::WindowAttrs attrs_;
+  mutable absl::Mutex mu_;
+  // Keyed by device and shape (the attrs are the kernel's own).
+  mutable std::map<std::array<int64_t, 8>, Algorithm> algorithms_ ABSL_GUARDED_BY(mu_);
+};
+
+template <typename T>
+absl::StatusOr<PoolDesc> MakePoolDesc(const KernelContext& ctx, cudnnPoolingMode_t mode,
+                                      const PoolGeometry& g) {
+  RETURN_IF_ERROR(CheckFitsInt(ctx, {g.rows.window, g.cols.window, g.rows.stride, g.cols.stride}));
+  cudnnPoolingDescriptor_t desc;
+  RETURN_IF_ERROR(CudnnResult(cudnnCreatePoolingDescriptor(&desc), "cudnnCreatePoolingDescriptor"));
+  PoolDesc owned(desc);
+  // No padding: the input is padded explicitly. NaN is not propagated, as
+  // the CPU's max skips it.
+  RETURN_IF_ERROR(CudnnResult(
+      cudnnSetPooling2dDescriptor(desc, mode, CUDNN_NOT_PROPAGATE_NAN,
+                                  static_cast<int>(g.rows.window), static_cast<int>(g.cols.window),
+                                  0, 0, static_cast<int>(g.rows.stride),
+                                  static_cast<int>(g.cols.stride)),
+      ctx.node().name() + ": cudnnSetPooling2dDescriptor"));
+  return owned;
+}
+
+// How many of an output's window taps along one dimension fall inside the
+// image.
+int64_t InBounds(const DimWindow& w, int64_t o) {
+  const int64_t start = o * w.stride - w.pad_before;
+  return std::min(start + w.window, w.input) - std::max<int64_t>(start, 0);
+}
+
+// kMax: MaxPool, whose padding holds the lowest value so that it never
+// wins; otherwise AvgPool, whose padding holds zeros: cuDNN divides each
+// sum by the whole window, and the padded windows are then rescaled to
+// TensorFlow's average over the in-bounds values only.
+template <typename T, bool kMax>
+class PoolGpu final : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(Layout layout, ReadLayout(c.def()));
+    ASSIGN_OR_RETURN(PoolAttrs attrs, pooling::ReadPoolAttrs(layout.nhwc));
+    return std::unique_ptr<OpKernel>(new PoolGpu(c, layout.format, attrs));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& input = ctx.input(0);
+    ASSIGN_OR_RETURN(PoolGeometry g,
+                     pooling::ComputeGeometry(attrs_, ToNhwc(format_, input.shape())));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, FromNhwc(format_, g.output_shape())));
+    if (out->NumElements() == 0) return absl::OkStatus();
+
+    const Dims4 in_dims = DimsOf(TensorShape({g.batch, g.rows.input, g.cols.input, g.depth}));
+    const Dims4 out_dims = DimsOf(g.output_shape());
+    const Spatial s = PaddedSpatial(g.rows, g.cols);
+    Tensor x = input;
+    if (!IsUnpadded(format_, in_dims, s)) {
+      const T fill = kMax ? std::numeric_limits<T>::lowest() : T(0);
+      ASSIGN_OR_RETURN(x, ToNchw<T>(ctx, *gpu, format_, input, in_dims, s, fill));
+    }
+    // The in-bounds share of each window, when some window reaches into
+    // the padding.
+    std::vector<T> scale;
+    if (!kMax) scale = AverageScale(g);
+    const bool direct = format_ == Format::kNchw && scale.empty();
+    Tensor y = *out;
+    if (!direct) {
+      ASSIGN_OR_RETURN(y,
+                       ctx.AllocateTemp(kDataTypeOf<T>, FromNhwc(Format::kNchw, g.output_shape())));
+    }
+    Tensor scaled = y;
+    Tensor factors;
+    if (!scale.empty()) {
+      if (format_ == Format::kNchw) {
+        scaled = *out;
+      } else {
+        ASSIGN_OR_RETURN(scaled, ctx.AllocateTemp(kDataTypeOf<T>, y.shape()));
+      }
+      ASSIGN_OR_RETURN(
+          factors, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({g.rows.output, g.cols.output})));
+      RETURN_IF_ERROR(ctx.device_context()->CopyHostBytesToDevice(scale.data(), factors.raw_data(),
+                                                                  scale.size() * sizeof(T)));
+    }
+    {
+      absl::MutexLock lock(&gpu->library_mu());
+      ASSIGN_OR_RETURN(TensorDesc x_desc,
+                       MakeTensorDesc<T>(ctx, Dims4{g.batch, g.depth, s.height, s.width}));
+      ASSIGN_OR_RETURN(TensorDesc y_desc, MakeTensorDesc<T>(ctx, out_dims));
+      ASSIGN_OR_RETURN(PoolDesc pool,
+                       MakePoolDesc<T>(ctx,
+                                       kMax ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                            : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                       g));
+      const T one = 1, zero = 0;
+      RETURN_IF_ERROR(
+          CudnnResult(cudnnPoolingForward(gpu->cudnn(), pool.get(), &one, x_desc.get(), x.data<T>(),
+                                          &zero, y_desc.get(), y.data<T>()),
+                      ctx.node().name() + ": cudnnPoolingForward"));
+      if (!scale.empty()) RETURN_IF_ERROR(Rescale(ctx, *gpu, y, factors, y_desc.get(), scaled));
+    }
+    if (format_ == Format::kNchw) return absl::OkStatus();
+    return FromNchw<T>(ctx, *gpu, scaled, Spatial{0, 0, out_dims.h, out_dims.w}, format_, out_dims,
+                       *out);
+  }
+
+ private:
+  PoolGpu(const OpKernelConstruction& c, Format format, PoolAttrs attrs)
+      : OpKernel(c), format_(format), attrs_(attrs) {}
+
+  // window size / in-bounds taps per output position, [rows, cols]; empty
+  // when every window lies inside the image.
+  static std::vector<T> AverageScale(const PoolGeometry& g) {
+    std::vector<T> scale(g.rows.output * g.cols.output);
+    bool padded = false;
+    const int64_t window = g.rows.window * g.cols.window;
+    for (int64_t r = 0; r < g.rows.output; ++r) {
+      for (int64_t c = 0; c < g.cols.output; ++c) {
+        const int64_t count = InBounds(g.rows, r) * InBounds(g.cols, c);
+        padded = padded || count != window;
+        // A window wholly in the padding averages nothing: 0, as the CPU.
+        scale[r * g.cols.output + c] =
+            count > 0 ? static_cast<T>(window) / static_cast<T>(count) : T(0);
+      }
+    }
+    if (!padded) scale.clear();
+    return scale;
+  }
+
+  // out = y * factors, the [rows, cols] factors broadcast over batch and
+  // channels.
+  static absl::Status Rescale(const KernelContext& ctx, GpuDeviceContext& gpu, const Tensor& y,
+                              const Tensor& factors, cudnnTensorDescriptor_t y_desc, Tensor& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
+    ASSIGN_OR_RETURN(TensorDesc f_desc,
+                     MakeTensorDesc<T>(ctx, Dims4{1, 1, factors.dim_size(0), factors.dim_size(1)}));
+    cudnnOpTensorDescriptor_t op;
+    RETURN_IF_ERROR(
+        CudnnResult(cudnnCreateOpTensorDescriptor(&op), "cudnnCreateOpTensorDescriptor"));
+    OpTensorDesc owned(op);
+    RETURN_IF_ERROR(CudnnResult(
+        cudnnSetOpTensorDescriptor(op, CUDNN_OP_TENSOR_MUL, kCudnnType<T>, CUDNN_NOT_PROPAGATE_NAN),
+        ctx.node().name() + ": cudnnSetOpTensorDescriptor"));
+    const T one = 1, zero = 0;
+    return CudnnResult(cudnnOpTensor(gpu.cudnn(), op, &one, y_desc, y.data<T>(), &one, f_desc.get(),
+                                     factors.data<T>(), &zero, y_desc, out.data<T>()),
+                       ctx.node().name() + ": cudnnOpTensor");
+  }
+
+  const Format format_;
+  const PoolAttrs attrs_;
+};
+
+// The gradient of each output goes to the maximum of its window, found
+// again by cuDNN from orig_input and orig_output.
+template <typename T>
+class MaxPoolGradGpu final : public OpKernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(Layout layout, ReadLayout(c.def()));
+    ASSIGN_OR_RETURN(PoolAttrs attrs, pooling::ReadPoolAttrs(layout.nhwc));
+    return std::unique_ptr<OpKernel>(new MaxPoolGradGpu(c, layout.format, attrs));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const Tensor& orig_input = ctx.input(0);
+    const Tensor& orig_output = ctx.input(1);
+    const Tensor& grad = ctx.input(2);
+    ASSIGN_OR_RETURN(PoolGeometry g,
+                     pooling::ComputeGeometry(attrs_, ToNhwc(format_, orig_input.shape())));
+    RETURN_IF_ERROR(pooling::CheckPooledShapes(g, ToNhwc(format_, orig_output.shape()),
+                                               ToNhwc(format_, grad.shape())));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, orig_input.shape()));
+    if (out->NumElements() == 0) return absl::OkStatus();
+    if (grad.NumElements() == 0) return ZeroFill(ctx, *gpu, *out);
+
+    const Dims4 in_dims = DimsOf(TensorShape({g.batch, g.rows.input, g.cols.input, g.depth}));
+    const Dims4 out_dims = DimsOf(g.output_shape());
+    const Spatial s = PaddedSpatial(g.rows, g.cols);
+    const bool direct = IsUnpadded(format_, in_dims, s);
+    Tensor x = orig_input;
+    Tensor dx = *out;
+    if (!direct) {
+      ASSIGN_OR_RETURN(x, ToNchw<T>(ctx, *gpu, format_, orig_input, in_dims, s,
+                                    std::numeric_limits<T>::lowest()));
+      ASSIGN_OR_RETURN(dx, ctx.AllocateTemp(kDataTypeOf<T>, x.shape()));
+    }
+    ASSIGN_OR_RETURN(Tensor y, ToNchw<T>(ctx, *gpu, format_, orig_output, out_dims));
+    ASSIGN_OR_RETURN(Tensor dy, ToNchw<T>(ctx, *gpu, format_, grad, out_dims));
+    {
+      absl::MutexLock lock(&gpu->library_mu());
+      ASSIGN_OR_RETURN(TensorDesc x_desc,
+                       MakeTensorDesc<T>(ctx, Dims4{g.batch, g.depth, s.height, s.width}));
+      ASSIGN_OR_RETURN(TensorDesc y_desc, MakeTensorDesc<T>(ctx, out_dims));
+      ASSIGN_OR_RETURN(PoolDesc pool, MakePoolDesc<T>(ctx, CUDNN_POOLING_MAX_DETERMINISTIC, g));
+      const T one = 1, zero = 0;
+      RETURN_IF_ERROR(
+          CudnnResult(cudnnPoolingBackward(gpu->cudnn(), pool.get(), &one, y_desc.get(),
+                                           y.data<T>(), y_desc.get(), dy.data<T>(), x_desc.get(),
+                                           x.data<T>(), &zero, x_desc.get(), dx.data<T>()),
+                      ctx.node().name() + ": cudnnPoolingBackward"));
+    }
+    if (direct) return absl::OkStatus();
+    return FromNchw<T>(ctx, *gpu, dx, s, format_, in_dims, *out);
+  }
+
+ private:
+  MaxPoolGradGpu(const OpKernelConstruction& c, Format format, PoolAttrs attrs)
+      : OpKernel(c), format_(format), attrs_(attrs) {}
+
+  const Format format_;
+  const PoolAttrs attrs_;
+};
+
+// Softmax and LogSoftmax along the last axis: the logits as [rows, classes,
+// 1, 1], normalized over the channels.
+template <typename T, bool kLog>
+class SoftmaxGpu final : public OpKernel {
+ public:
+  explicit SoftmaxGpu(const OpKernelConstruction& c) : OpKernel(c) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& in = ctx.input(0);
+    if (in.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("logits must have rank >= 1, got shape %s", in.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+    if (in.NumElements() == 0) return absl::OkStatus();
+    const int64_t classes = in.dim_size(in.dims() - 1);
+    const Dims4 dims{in.NumElements() / classes, classes, 1, 1};
+    absl::MutexLock lock(&gpu->library_mu());
+    ASSIGN_OR_RETURN(TensorDesc desc, MakeTensorDesc<T>(ctx, dims));
+    const T one = 1, zero = 0;
+    return CudnnResult(
+        cudnnSoftmaxForward(gpu->cudnn(), kLog ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                            CUDNN_SOFTMAX_MODE_CHANNEL, &one, desc.get(), in.data<T>(), &zero,
+                            desc.get(), out->data<T>()),
+        ctx.node().name() + ": cudnnSoftmaxForward");
+  }
+};
+
+template <ConvOp kOp, typename... Ts>
+void RegisterConv(KernelRegistry& r, const char* op) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), &ConvGpu<Ts, kOp>::Create),
+   ...);
+}
+
+template <template <typename> class K, typename... Ts>
+void RegisterForTypes(KernelRegistry& r, const char* op) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), &K<Ts>::Create), ...);
+}
+
+template <typename T>
+using MaxPoolGpu = PoolGpu<T, true>;
+template <typename T>
+using AvgPoolGpu = PoolGpu<T, false>;
+
+template <bool kLog, typename... Ts>
+void RegisterSoftmax(KernelRegistry& r, const char* op) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"),
+              MakeKernel<SoftmaxGpu<Ts, kLog>>),
+   ...);
+}
+
+// The CPU's types, less MaxPool's integers (int32 runs on the host;
+// cuDNN pools no int64).
+void RegisterAll(KernelRegistry& registry) {
+  RegisterConv<ConvOp::kForward, float, double>(registry, "Conv2D");
+  RegisterConv<ConvOp::kBackpropInput, float, double>(registry, "Conv2DBackpropInput");
+  RegisterConv<ConvOp::kBackpropFilter, float, double>(registry, "Conv2DBackpropFilter");
+  RegisterForTypes<MaxPoolGpu, float, double>(registry, "MaxPool");
+  RegisterForTypes<MaxPoolGradGpu, float, double>(registry, "MaxPoolGrad");
+  RegisterForTypes<AvgPoolGpu, float, double>(registry, "AvgPool");
+  RegisterSoftmax<false, float, double>(registry, "Softmax");
+  RegisterSoftmax<true, float, double>(registry, "LogSoftmax");
+}
+
+}  // namespace
+}  // namespace dnn
+
+void RegisterGpuDnnKernels(KernelRegistry& registry) { dnn::RegisterAll(registry); }
+
+}  // namespace rill

@@ -1,0 +1,138 @@
+// GPU kernels for the optimizer updates ApplyGradientDescent, ApplyMomentum
+// and ApplyAdam: one kernel per update, queued on the compute stream, which
+// reads the scalar hyper-parameters from device memory, so nothing waits
+// for the GPU. With use_locking the update is queued under the variables'
+// mutexes, as the CPU kernels run theirs; the stream then orders it after
+// every update queued before.
+#include <memory>
+
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/training_util.h"
+#include "kernels/cuda/cwise_kernels.h"
+#include "kernels/cuda/gpu_kernel_util.h"
+#include "kernels/cuda/gpu_kernels.h"
+
+namespace rill {
+namespace {
+
+using training_util::ApplyAttrs;
+using training_util::CheckSameShape;
+using training_util::CheckScalarInput;
+using training_util::RefInputLocks;
+using training_util::RefTensor;
+
+// var -= alpha * delta.
+template <typename T>
+class GpuApplyGradientDescentOp final : public OpKernel {
+ public:
+  explicit GpuApplyGradientDescentOp(const OpKernelConstruction& c)
+      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    {
+      RefInputLocks locks(ctx, {0}, attrs_.use_locking);
+      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 1, "alpha"));
+      const Tensor& delta = ctx.input(2);
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, delta, "delta"));
+      cuda::LaunchApplyGradientDescent(var.data<T>(), ctx.input(1).data<T>(), delta.data<T>(),
+                                       var.NumElements(), gpu->compute_stream());
+      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyGradientDescent"));
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const ApplyAttrs attrs_;
+};
+
+// accum = accum * momentum + grad; var -= lr * accum, or with Nesterov
+// var -= lr * grad + lr * momentum * accum.
+template <typename T>
+class GpuApplyMomentumOp final : public OpKernel {
+ public:
+  explicit GpuApplyMomentumOp(const OpKernelConstruction& c)
+      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    {
+      RefInputLocks locks(ctx, {0, 1}, attrs_.use_locking);
+      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
+      ASSIGN_OR_RETURN(Tensor accum, RefTensor(ctx, 1, attrs_.use_locking));
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, accum, "accum"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 2, "lr"));
+      const Tensor& grad = ctx.input(3);
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 4, "momentum"));
+      cuda::LaunchApplyMomentum(var.data<T>(), accum.data<T>(), ctx.input(2).data<T>(),
+                                grad.data<T>(), ctx.input(4).data<T>(), attrs_.use_nesterov,
+                                var.NumElements(), gpu->compute_stream());
+      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyMomentum"));
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const ApplyAttrs attrs_;
+};
+
+// lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t); m += (g - m) * (1 - beta1);
+// v += (g^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon), or
+// with Nesterov m replaced by m * beta1 + (1 - beta1) * g.
+template <typename T>
+class GpuApplyAdamOp final : public OpKernel {
+ public:
+  explicit GpuApplyAdamOp(const OpKernelConstruction& c)
+      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    {
+      RefInputLocks locks(ctx, {0, 1, 2}, attrs_.use_locking);
+      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
+      ASSIGN_OR_RETURN(Tensor m, RefTensor(ctx, 1, attrs_.use_locking));
+      ASSIGN_OR_RETURN(Tensor v, RefTensor(ctx, 2, attrs_.use_locking));
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, m, "m"));
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, v, "v"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 3, "beta1_power"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 4, "beta2_power"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 5, "lr"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 6, "beta1"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 7, "beta2"));
+      RETURN_IF_ERROR(CheckScalarInput(ctx, 8, "epsilon"));
+      const Tensor& grad = ctx.input(9);
+      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
+      const cuda::AdamScalars<T> scalars = {ctx.input(3).data<T>(), ctx.input(4).data<T>(),
+                                            ctx.input(5).data<T>(), ctx.input(6).data<T>(),
+                                            ctx.input(7).data<T>(), ctx.input(8).data<T>()};
+      cuda::LaunchApplyAdam(var.data<T>(), m.data<T>(), v.data<T>(), scalars, grad.data<T>(),
+                            attrs_.use_nesterov, var.NumElements(), gpu->compute_stream());
+      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyAdam"));
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ private:
+  const ApplyAttrs attrs_;
+};
+
+template <template <typename> class K, typename... Ts>
+void RegisterForTypes(KernelRegistry& r, const char* op) {
+  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), MakeKernel<K<Ts>>), ...);
+}
+
+}  // namespace
+
+void RegisterGpuTrainingKernels(KernelRegistry& registry) {
+  RegisterForTypes<GpuApplyGradientDescentOp, float, double>(registry, "ApplyGradientDescent");
+  RegisterForTypes<GpuApplyMomentumOp, float, double>(registry, "ApplyMomentum");
+  RegisterForTypes<GpuApplyAdamOp, float, double>(registry, "ApplyAdam");
+}
+
+}  // namespace rill
