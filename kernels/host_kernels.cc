@@ -10,14 +10,17 @@
 namespace rill {
 namespace {
 
-// Ops whose kernels never read their tensors' elements, and the attrs of
-// their shape or size arguments, which must then be int32 (on the host).
-struct DataAgnostic {
+// An op and those of its type attrs that a device's registration limits
+// to int32.
+struct OpAttrs {
   const char* op;
-  std::vector<const char*> host_attrs;
+  std::vector<const char*> int32_attrs;
 };
-const std::vector<DataAgnostic>& DataAgnosticOps() {
-  static const auto* ops = new std::vector<DataAgnostic>{
+
+// Ops whose kernels never read their tensors' elements, and the attrs of
+// their shape or size arguments.
+const std::vector<OpAttrs>& DataAgnosticOps() {
+  static const auto* ops = new std::vector<OpAttrs>{
       {"Identity", {}},
       {"StopGradient", {}},
       {"PreventGradient", {}},
@@ -31,6 +34,23 @@ const std::vector<DataAgnostic>& DataAgnosticOps() {
       {"NoOp", {}},
       {"Placeholder", {}},
       {"PlaceholderWithDefault", {}},
+  };
+  return *ops;
+}
+
+// Ops whose CPU kernels also serve int32 tensors (shape arithmetic, kept
+// on the host) on a device whose own kernels take the other types: these
+// attrs are constrained to int32, and then every argument is on the host.
+const std::vector<OpAttrs>& Int32Ops() {
+  static const auto* ops = new std::vector<OpAttrs>{
+      {"Pack", {"T"}},
+      {"Unpack", {"T"}},
+      {"ConcatV2", {"T", "Tidx"}},
+      {"Slice", {"T", "Index"}},
+      {"StridedSlice", {"T", "Index"}},
+      {"Tile", {"T", "Tmultiples"}},
+      {"Transpose", {"T", "Tperm"}},
+      {"Fill", {"T", "index_type"}},
   };
   return *ops;
 }
@@ -71,18 +91,20 @@ void RegisterHostKernels(KernelRegistry& registry, const std::string& device_typ
   std::vector<std::pair<KernelDef, KernelFactory>> add;
   registry.ForEach([&](const KernelDef& def, const KernelFactory& factory) {
     if (def.device_type() != kDeviceCpu) return;
-    for (const DataAgnostic& agnostic : DataAgnosticOps()) {
+    KernelDef on_device = def;
+    on_device.Device(device_type);
+    for (const OpAttrs& agnostic : DataAgnosticOps()) {
       if (def.op() != agnostic.op) continue;
-      KernelDef on_device = def;
-      on_device.Device(device_type);
-      for (const char* attr : agnostic.host_attrs) on_device.TypeConstraint(attr, DT_INT32);
+      for (const char* attr : agnostic.int32_attrs) on_device.TypeConstraint(attr, DT_INT32);
       add.emplace_back(std::move(on_device), factory);
       return;
     }
+    for (const OpAttrs& int32_op : Int32Ops()) {
+      if (def.op() != int32_op.op) continue;
+      for (const char* attr : int32_op.int32_attrs) on_device.TypeConstraint(attr, DT_INT32);
+    }
     absl::StatusOr<const OpRegistration*> op = StandardOps().LookUp(def.op());
-    if (!op.ok() || !OnlyHostMemory((*op)->op_def, def)) return;
-    KernelDef on_device = def;
-    on_device.Device(device_type);
+    if (!op.ok() || !OnlyHostMemory((*op)->op_def, on_device)) return;
     add.emplace_back(std::move(on_device), factory);
   });
   for (auto& [def, factory] : add) registry.Register(std::move(def), std::move(factory));

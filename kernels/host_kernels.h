@@ -12,8 +12,10 @@ namespace rill {
 
 // Registers, for `device_type`, each CPU kernel of `registry` whose every
 // input and output can only be of a type InHostMemory keeps on the host
-// (int32 shape arithmetic, strings), and the CPU kernels of the ops that
-// only forward or describe a tensor, limited to int32 shapes and sizes.
+// (int32 shape arithmetic, strings), the int32 kernels of the data
+// movement ops that shapes go through (Pack, ConcatV2, StridedSlice ...),
+// and the CPU kernels of the ops that only forward or describe a tensor,
+// limited to int32 shapes and sizes.
 // As TensorFlow does, this keeps shape computations next to the device's
 // work without copies. The device's own kernels take no InHostMemory
 // types, so the two never overlap.

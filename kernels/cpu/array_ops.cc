@@ -271,15 +271,7 @@ class FillOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& dims = ctx.input(0);
     const Tensor& value = ctx.input(1);
-    if (dims.dims() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: dims must be a vector, got shape ", dims.shape().DebugString()));
-    }
-    if (value.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
-    }
-    ASSIGN_OR_RETURN(TensorShape shape, ShapeFromDims(ReadInts(dims)));
+    ASSIGN_OR_RETURN(TensorShape shape, transform_util::FillShape(dims, value));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
     return DispatchType(
         value.dtype(),

@@ -203,13 +203,7 @@ class BiasAddCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& value = ctx.input(0);
     const Tensor& bias = ctx.input(1);
-    ASSIGN_OR_RETURN(auto view, ChannelView(value.shape(), nchw_));
-    if (bias.dims() != 1 || bias.dim_size(0) != view[1]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Must provide as many biases as the channel dimension of the input tensor: bias "
-          "shape %s, value shape %s",
-          bias.shape().DebugString(), value.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(auto view, nn_util::BiasAddView(value, bias, nchw_));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, value.shape()));
     if (value.NumElements() == 0) return absl::OkStatus();
     using Map3 = Eigen::TensorMap<Eigen::Tensor<T, 3, Eigen::RowMajor, Index>>;

@@ -41,6 +41,20 @@ inline absl::StatusOr<std::array<int64_t, 3>> ChannelView(const TensorShape& sha
   return view;
 }
 
+// BiasAdd's value as ChannelView gives it, after checking that the bias
+// is a vector with one entry per channel.
+inline absl::StatusOr<std::array<int64_t, 3>> BiasAddView(const Tensor& value, const Tensor& bias,
+                                                          bool nchw) {
+  ASSIGN_OR_RETURN(const auto view, ChannelView(value.shape(), nchw));
+  if (bias.dims() != 1 || bias.dim_size(0) != view[1]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "Must provide as many biases as the channel dimension of the input tensor: bias "
+        "shape %s, value shape %s",
+        bias.shape().DebugString(), value.shape().DebugString()));
+  }
+  return view;
+}
+
 // SoftmaxCrossEntropyWithLogits: logits and labels 2-D of one shape.
 inline absl::Status CheckXentShapes(const Tensor& logits, const Tensor& labels) {
   if (logits.dims() != 2 || logits.shape() != labels.shape()) {

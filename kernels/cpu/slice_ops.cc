@@ -21,13 +21,9 @@
 namespace rill {
 namespace {
 
-using transform_util::BoxView;
-using transform_util::IsRowRange;
-using transform_util::ReadSliceBox;
 using transform_util::ReadStridedSliceMasks;
 using transform_util::ResolveStridedSliceOf;
-using transform_util::RowRange;
-using transform_util::SliceBox;
+using transform_util::SliceInto;
 using transform_util::StridedGather;
 using transform_util::StridedSliceGeometry;
 using transform_util::StridedView;
@@ -36,16 +32,10 @@ class SliceOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
-    const Tensor& x = ctx.input(0);
-    ASSIGN_OR_RETURN(const SliceBox box, ReadSliceBox(x, ctx.input(1), ctx.input(2)));
-    if (IsRowRange(x.shape(), box)) {
-      ASSIGN_OR_RETURN(Tensor view, RowRange(x, box));
-      ctx.set_output(0, std::move(view));
-      return absl::OkStatus();
-    }
-    const StridedView view = BoxView(x.shape(), box);
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, view.shape));
-    return StridedGather(x, view.offset, view.strides, *out, "Slice");
+    return SliceInto(ctx, ctx.input(0), ctx.input(1), ctx.input(2),
+                     [](const Tensor& in, const StridedView& view, Tensor& out) {
+                       return StridedGather(in, view.offset, view.strides, out, "Slice");
+                     });
   }
 };
 

@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "absl/strings/str_format.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/training_util.h"
 #include "kernels/cpu_threads.h"
 #include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
@@ -153,24 +153,15 @@ class AssignUpdateOp final : public OpKernel {
       : OpKernel(c), use_locking_(GetBoolAttr(c.def(), "use_locking").value_or(false)) {}
 
   absl::Status Compute(KernelContext& ctx) const override {
-    const Tensor& value = ctx.input(1);
-    std::optional<absl::MutexLock> lock;
-    if (use_locking_) lock.emplace(ctx.input_ref_mutex(0));
-    // Unlocked, the snapshot read when the context was made shares the
-    // variable's buffer.
-    const Tensor& var = use_locking_ ? *ctx.mutable_input(0) : ctx.input(0);
-    if (!var.IsInitialized()) return UninitializedValueError(ctx, 0);
-    if (var.shape() != value.shape()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: the value of shape %s does not match variable %s of shape %s", op(),
-          value.shape().DebugString(), RefInputName(ctx, 0), var.shape().DebugString()));
+    {
+      training_util::RefInputLocks lock(ctx, {0}, use_locking_);
+      ASSIGN_OR_RETURN(Tensor var, training_util::AssignUpdateVariable(ctx, use_locking_));
+      if constexpr (kAdd) {
+        var.flat<T>().device(ctx.eigen_cpu()) += ctx.input(1).flat<T>();
+      } else {
+        var.flat<T>().device(ctx.eigen_cpu()) -= ctx.input(1).flat<T>();
+      }
     }
-    if constexpr (kAdd) {
-      var.flat<T>().device(ctx.eigen_cpu()) += value.flat<T>();
-    } else {
-      var.flat<T>().device(ctx.eigen_cpu()) -= value.flat<T>();
-    }
-    lock.reset();
     ctx.forward_ref_input_to_ref_output(0, 0);
     return absl::OkStatus();
   }

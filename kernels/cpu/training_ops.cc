@@ -4,6 +4,7 @@
 // use_locking the update runs under the variables' mutexes; without it,
 // concurrent updates race as TensorFlow allows.
 #include <cmath>
+#include <vector>
 
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
@@ -18,16 +19,8 @@ namespace rill {
 namespace {
 
 using training_util::ApplyAttrs;
-using training_util::CheckSameShape;
+using training_util::CheckedVariables;
 using training_util::RefInputLocks;
-using training_util::RefTensor;
-
-// The value of scalar input `i`, named `name` in messages.
-template <typename T>
-absl::StatusOr<T> ScalarInput(const KernelContext& ctx, int i, const char* name) {
-  RETURN_IF_ERROR(training_util::CheckScalarInput(ctx, i, name));
-  return ctx.input(i).scalar<T>();
-}
 
 // var -= alpha * delta.
 template <typename T>
@@ -38,12 +31,11 @@ class ApplyGradientDescentOp final : public OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     {
-      RefInputLocks locks(ctx, {0}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      ASSIGN_OR_RETURN(T alpha, ScalarInput<T>(ctx, 1, "alpha"));
-      const Tensor& delta = ctx.input(2);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, delta, "delta"));
-      var.flat<T>().device(ctx.eigen_cpu()) -= delta.flat<T>() * alpha;
+      const auto& layout = training_util::kGradientDescentLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
+      const T alpha = ctx.input(1).scalar<T>();
+      vars[0].flat<T>().device(ctx.eigen_cpu()) -= ctx.input(2).flat<T>() * alpha;
     }
     ctx.forward_ref_input_to_ref_output(0, 0);
     return absl::OkStatus();
@@ -63,19 +55,16 @@ class ApplyMomentumOp final : public OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     {
-      RefInputLocks locks(ctx, {0, 1}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor accum, RefTensor(ctx, 1, attrs_.use_locking));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, accum, "accum"));
-      ASSIGN_OR_RETURN(T lr, ScalarInput<T>(ctx, 2, "lr"));
-      const Tensor& grad = ctx.input(3);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
-      ASSIGN_OR_RETURN(T momentum, ScalarInput<T>(ctx, 4, "momentum"));
+      const auto& layout = training_util::kMomentumLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
+      const T lr = ctx.input(2).scalar<T>();
+      const T momentum = ctx.input(4).scalar<T>();
 
       const auto& device = ctx.eigen_cpu();
-      auto v = var.flat<T>();
-      auto a = accum.flat<T>();
-      auto g = grad.flat<T>();
+      auto v = vars[0].flat<T>();
+      auto a = vars[1].flat<T>();
+      auto g = ctx.input(3).flat<T>();
       a.device(device) = a * momentum + g;
       if (attrs_.use_nesterov) {
         v.device(device) -= g * lr + a * (momentum * lr);
@@ -101,28 +90,23 @@ class ApplyAdamOp final : public OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     {
-      RefInputLocks locks(ctx, {0, 1, 2}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor m, RefTensor(ctx, 1, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor v, RefTensor(ctx, 2, attrs_.use_locking));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, m, "m"));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, v, "v"));
-      ASSIGN_OR_RETURN(T beta1_power, ScalarInput<T>(ctx, 3, "beta1_power"));
-      ASSIGN_OR_RETURN(T beta2_power, ScalarInput<T>(ctx, 4, "beta2_power"));
-      ASSIGN_OR_RETURN(T lr, ScalarInput<T>(ctx, 5, "lr"));
-      ASSIGN_OR_RETURN(T beta1, ScalarInput<T>(ctx, 6, "beta1"));
-      ASSIGN_OR_RETURN(T beta2, ScalarInput<T>(ctx, 7, "beta2"));
-      ASSIGN_OR_RETURN(T epsilon, ScalarInput<T>(ctx, 8, "epsilon"));
-      const Tensor& grad = ctx.input(9);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
+      const auto& layout = training_util::kAdamLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
+      const T beta1_power = ctx.input(3).scalar<T>();
+      const T beta2_power = ctx.input(4).scalar<T>();
+      const T lr = ctx.input(5).scalar<T>();
+      const T beta1 = ctx.input(6).scalar<T>();
+      const T beta2 = ctx.input(7).scalar<T>();
+      const T epsilon = ctx.input(8).scalar<T>();
 
       const auto& device = ctx.eigen_cpu();
       const T one(1);
       const T lr_t = lr * std::sqrt(one - beta2_power) / (one - beta1_power);
-      auto w = var.flat<T>();
-      auto mf = m.flat<T>();
-      auto vf = v.flat<T>();
-      auto g = grad.flat<T>();
+      auto w = vars[0].flat<T>();
+      auto mf = vars[1].flat<T>();
+      auto vf = vars[2].flat<T>();
+      auto g = ctx.input(9).flat<T>();
       mf.device(device) += (g - mf) * (one - beta1);
       vf.device(device) += (g.square() - vf) * (one - beta2);
       if (attrs_.use_nesterov) {

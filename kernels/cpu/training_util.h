@@ -1,10 +1,10 @@
-// What the optimizer-update kernels of every device share: their attrs,
-// the locking of their variables and the checks of their operands.
+// What the kernels that update variables in place (Apply*, AssignAdd/Sub)
+// share on every device: attrs, the locking of variables, operand checks.
 #ifndef RILL_KERNELS_CPU_TRAINING_UTIL_H_
 #define RILL_KERNELS_CPU_TRAINING_UTIL_H_
 
 #include <algorithm>
-#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/node_def_util.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/op_kernel.h"
 #include "kernels/resource_mgr.h"
@@ -22,7 +23,7 @@ namespace rill::training_util {
 // order so that updates sharing variables (or a mutex) cannot deadlock.
 class RefInputLocks {
  public:
-  RefInputLocks(const KernelContext& ctx, std::initializer_list<int> inputs, bool lock) {
+  RefInputLocks(const KernelContext& ctx, const std::vector<int>& inputs, bool lock) {
     if (!lock) return;
     for (int i : inputs) mutexes_.push_back(ctx.input_ref_mutex(i));
     std::sort(mutexes_.begin(), mutexes_.end());
@@ -48,20 +49,66 @@ inline absl::StatusOr<Tensor> RefTensor(const KernelContext& ctx, int i, bool lo
   return t;
 }
 
-inline absl::Status CheckSameShape(const KernelContext& ctx, const Tensor& var, const Tensor& other,
-                                   const char* other_name) {
-  if (var.shape() == other.shape()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: var %s and %s do not have the same shape: %s vs %s", ctx.node().op(),
-      RefInputName(ctx, 0), other_name, var.shape().DebugString(), other.shape().DebugString()));
+// The inputs of an optimizer update, in order: its variables are reference
+// inputs 0..num_vars-1, input `grad` has the shape of var, and every other
+// input is a scalar hyper-parameter. Names are for messages.
+struct UpdateLayout {
+  std::vector<const char*> inputs;
+  int num_vars;
+  int grad;
+
+  std::vector<int> VariableInputs() const {
+    std::vector<int> vars(num_vars);
+    for (int i = 0; i < num_vars; ++i) vars[i] = i;
+    return vars;
+  }
+};
+
+inline const UpdateLayout kGradientDescentLayout = {{"var", "alpha", "delta"}, 1, 2};
+inline const UpdateLayout kMomentumLayout = {{"var", "accum", "lr", "grad", "momentum"}, 2, 3};
+inline const UpdateLayout kAdamLayout = {
+    {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"},
+    3,
+    9};
+
+// The variables of an update whose locks the caller holds (when `locked`),
+// after checking every operand against `layout`: INVALID_ARGUMENT naming the
+// first that is wrong, FAILED_PRECONDITION for an uninitialized variable.
+inline absl::StatusOr<std::vector<Tensor>> CheckedVariables(const KernelContext& ctx,
+                                                            const UpdateLayout& layout,
+                                                            bool locked) {
+  std::vector<Tensor> vars;
+  for (int i = 0; i < layout.num_vars; ++i) {
+    ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, i, locked));
+    vars.push_back(std::move(var));
+  }
+  const TensorShape& shape = vars[0].shape();
+  for (int i = 1; i < static_cast<int>(layout.inputs.size()); ++i) {
+    const Tensor& t = i < layout.num_vars ? vars[i] : ctx.input(i);
+    if (i < layout.num_vars || i == layout.grad) {
+      if (t.shape() == shape) continue;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: var %s and %s do not have the same shape: %s vs %s", ctx.node().op(),
+          RefInputName(ctx, 0), layout.inputs[i], shape.DebugString(), t.shape().DebugString()));
+    }
+    if (t.dims() != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: %s is not a scalar: %s",
+                                                        ctx.node().op(), layout.inputs[i],
+                                                        t.shape().DebugString()));
+    }
+  }
+  return vars;
 }
 
-// INVALID_ARGUMENT unless input `i`, named `name` in messages, is a scalar.
-inline absl::Status CheckScalarInput(const KernelContext& ctx, int i, const char* name) {
-  const Tensor& t = ctx.input(i);
-  if (t.dims() == 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s is not a scalar: %s", ctx.node().op(),
-                                                    name, t.shape().DebugString()));
+// The variable of AssignAdd or AssignSub (whose lock the caller holds when
+// `locked`), checked initialized and of the value's shape.
+inline absl::StatusOr<Tensor> AssignUpdateVariable(const KernelContext& ctx, bool locked) {
+  ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, locked));
+  const Tensor& value = ctx.input(1);
+  if (var.shape() == value.shape()) return var;
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: the value of shape %s does not match variable %s of shape %s", ctx.node().op(),
+      value.shape().DebugString(), RefInputName(ctx, 0), var.shape().DebugString()));
 }
 
 struct ApplyAttrs {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/node_def_util.h"
@@ -158,6 +159,19 @@ absl::StatusOr<StridedView> TransposeView(const Tensor& x, const Tensor& perm_t)
   return view;
 }
 
+absl::StatusOr<TensorShape> FillShape(const Tensor& dims, const Tensor& value) {
+  if (dims.dims() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Fill: dims must be a vector, got shape ", dims.shape().DebugString()));
+  }
+  if (value.dims() != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
+  }
+  const std::vector<int64_t> sizes = ReadInts(dims);
+  return TensorShape::Create(absl::MakeConstSpan(sizes));
+}
+
 absl::StatusOr<TensorShape> TiledShape(const Tensor& x, const Tensor& multiples_t) {
   const std::vector<int64_t> multiples = ReadInts(multiples_t);
   const int rank = x.dims();
@@ -176,6 +190,14 @@ absl::StatusOr<TensorShape> TiledShape(const Tensor& x, const Tensor& multiples_
   }
   return TensorShape::Create(absl::MakeConstSpan(out_dims));
 }
+
+namespace {
+
+// Slice(x, begin, size) with size -1 resolved: the box's corner and shape.
+struct SliceBox {
+  std::vector<int64_t> begin;
+  TensorShape shape;
+};
 
 absl::StatusOr<SliceBox> ReadSliceBox(const Tensor& x, const Tensor& begin_in,
                                       const Tensor& size_in) {
@@ -201,19 +223,23 @@ absl::StatusOr<SliceBox> ReadSliceBox(const Tensor& x, const Tensor& begin_in,
   return box;
 }
 
-StridedView BoxView(const TensorShape& x, const SliceBox& box) {
-  StridedView view{box.shape, 0, RowMajorStrides(x)};
+}  // namespace
+
+absl::Status SliceInto(KernelContext& ctx, const Tensor& x, const Tensor& begin, const Tensor& size,
+                       const ViewGather& gather) {
+  ASSIGN_OR_RETURN(const SliceBox box, ReadSliceBox(x, begin, size));
+  const auto sizes = box.shape.dim_sizes();
+  if (x.dims() >= 1 &&
+      std::equal(sizes.begin() + 1, sizes.end(), x.shape().dim_sizes().begin() + 1)) {
+    ASSIGN_OR_RETURN(Tensor rows,
+                     x.Slice(box.begin[0], box.begin[0] + sizes[0]).Reshaped(box.shape));
+    ctx.set_output(0, std::move(rows));
+    return absl::OkStatus();
+  }
+  StridedView view{box.shape, 0, RowMajorStrides(x.shape())};
   for (int i = 0; i < x.dims(); ++i) view.offset += box.begin[i] * view.strides[i];
-  return view;
-}
-
-bool IsRowRange(const TensorShape& x, const SliceBox& box) {
-  const auto size = box.shape.dim_sizes();
-  return x.dims() >= 1 && std::equal(size.begin() + 1, size.end(), x.dim_sizes().begin() + 1);
-}
-
-absl::StatusOr<Tensor> RowRange(const Tensor& x, const SliceBox& box) {
-  return x.Slice(box.begin[0], box.begin[0] + box.shape.dim_size(0)).Reshaped(box.shape);
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, view.shape));
+  return gather(x, view, *out);
 }
 
 absl::StatusOr<StridedSliceMasks> ReadStridedSliceMasks(const OpKernelConstruction& c) {

@@ -73,17 +73,18 @@ absl::StatusOr<StridedView> TransposeView(const Tensor& x, const Tensor& perm);
 // x.dims() values >= 0.
 absl::StatusOr<TensorShape> TiledShape(const Tensor& x, const Tensor& multiples);
 
-// Slice(x, begin, size) with size -1 resolved: the box's corner and shape.
-struct SliceBox {
-  std::vector<int64_t> begin;
-  TensorShape shape;
-};
-absl::StatusOr<SliceBox> ReadSliceBox(const Tensor& x, const Tensor& begin, const Tensor& size);
-StridedView BoxView(const TensorShape& x, const SliceBox& box);
-// Whether the box is a run of whole rows along dim 0, which a view of the
-// input's buffer serves (RowRange).
-bool IsRowRange(const TensorShape& x, const SliceBox& box);
-absl::StatusOr<Tensor> RowRange(const Tensor& x, const SliceBox& box);
+// Fill's output shape; INVALID_ARGUMENT unless dims is a vector of sizes
+// >= 0 and value a scalar.
+absl::StatusOr<TensorShape> FillShape(const Tensor& dims, const Tensor& value);
+
+// How a device's kernels fill `out` (dense, of view.shape) with the
+// elements of `in` that `view` names.
+using ViewGather =
+    std::function<absl::Status(const Tensor& in, const StridedView& view, Tensor& out)>;
+// Sets Slice(x, begin, size)'s output: a view of x's buffer when the box is
+// a run of whole rows along dim 0, else a new tensor that `gather` fills.
+absl::Status SliceInto(KernelContext& ctx, const Tensor& x, const Tensor& begin, const Tensor& size,
+                       const ViewGather& gather);
 
 // StridedSlice's mask attrs.
 absl::StatusOr<StridedSliceMasks> ReadStridedSliceMasks(const OpKernelConstruction& c);

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cwise_checks.h"
 #include "kernels/cpu/nn_util.h"
+#include "kernels/cpu/training_util.h"
 #include "kernels/cpu/transform_util.h"
 #include "kernels/cuda/cwise_kernels.h"
 #include "kernels/cuda/gpu_kernel_util.h"
@@ -290,17 +290,7 @@ class GpuFillOp final : public OpKernel {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
     const Tensor& dims = ctx.input(0);
     const Tensor& value = ctx.input(1);
-    // The CPU's checks and messages (kernels/cpu/array_ops.cc).
-    if (dims.dims() != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: dims must be a vector, got shape ", dims.shape().DebugString()));
-    }
-    if (value.dims() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Fill: value must be a scalar, got shape ", value.shape().DebugString()));
-    }
-    const std::vector<int64_t> sizes = transform_util::ReadInts(dims);
-    ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Create(absl::MakeConstSpan(sizes)));
+    ASSIGN_OR_RETURN(TensorShape shape, transform_util::FillShape(dims, value));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
     cuda::LaunchFill(DataTypeSize(value.dtype()), out->raw_data(), out->NumElements(),
                      value.raw_data(), 0, gpu->compute_stream());
@@ -383,14 +373,7 @@ class GpuBiasAddOp final : public OpKernel {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
     const Tensor& value = ctx.input(0);
     const Tensor& bias = ctx.input(1);
-    ASSIGN_OR_RETURN(const auto view, nn_util::ChannelView(value.shape(), nchw_));
-    // The CPU's check and message (kernels/cpu/nn_ops.cc).
-    if (bias.dims() != 1 || bias.dim_size(0) != view[1]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "Must provide as many biases as the channel dimension of the input tensor: bias "
-          "shape %s, value shape %s",
-          bias.shape().DebugString(), value.shape().DebugString()));
-    }
+    ASSIGN_OR_RETURN(const auto view, nn_util::BiasAddView(value, bias, nchw_));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, value.shape()));
     cuda::BroadcastIndex index;
     index.rank = 3;
@@ -420,22 +403,12 @@ class GpuAssignUpdateOp final : public OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
-    const Tensor& value = ctx.input(1);
     {
-      std::optional<absl::MutexLock> lock;
-      if (use_locking_) lock.emplace(ctx.input_ref_mutex(0));
-      // Unlocked, the snapshot read when the context was made shares the
-      // variable's buffer.
-      const Tensor& var = use_locking_ ? *ctx.mutable_input(0) : ctx.input(0);
-      if (!var.IsInitialized()) return UninitializedValueError(ctx, 0);
-      if (var.shape() != value.shape()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: the value of shape %s does not match variable %s of shape %s", op(),
-            value.shape().DebugString(), RefInputName(ctx, 0), var.shape().DebugString()));
-      }
+      training_util::RefInputLocks lock(ctx, {0}, use_locking_);
+      ASSIGN_OR_RETURN(Tensor var, training_util::AssignUpdateVariable(ctx, use_locking_));
       cuda::LaunchBinary(kAdd ? cuda::BinaryOp::kAdd : cuda::BinaryOp::kSub, var.data<T>(),
-                         value.data<T>(), var.data<T>(), var.NumElements(), cuda::BroadcastIndex(),
-                         gpu->compute_stream());
+                         ctx.input(1).data<T>(), var.data<T>(), var.NumElements(),
+                         cuda::BroadcastIndex(), gpu->compute_stream());
       RETURN_IF_ERROR(CheckLaunch(ctx, op()));
     }
     ctx.forward_ref_input_to_ref_output(0, 0);

@@ -5,6 +5,7 @@
 // mutexes, as the CPU kernels run theirs; the stream then orders it after
 // every update queued before.
 #include <memory>
+#include <vector>
 
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
@@ -17,10 +18,8 @@ namespace rill {
 namespace {
 
 using training_util::ApplyAttrs;
-using training_util::CheckSameShape;
-using training_util::CheckScalarInput;
+using training_util::CheckedVariables;
 using training_util::RefInputLocks;
-using training_util::RefTensor;
 
 // var -= alpha * delta.
 template <typename T>
@@ -32,13 +31,12 @@ class GpuApplyGradientDescentOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
     {
-      RefInputLocks locks(ctx, {0}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 1, "alpha"));
-      const Tensor& delta = ctx.input(2);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, delta, "delta"));
-      cuda::LaunchApplyGradientDescent(var.data<T>(), ctx.input(1).data<T>(), delta.data<T>(),
-                                       var.NumElements(), gpu->compute_stream());
+      const auto& layout = training_util::kGradientDescentLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
+      cuda::LaunchApplyGradientDescent(vars[0].data<T>(), ctx.input(1).data<T>(),
+                                       ctx.input(2).data<T>(), vars[0].NumElements(),
+                                       gpu->compute_stream());
       RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyGradientDescent"));
     }
     ctx.forward_ref_input_to_ref_output(0, 0);
@@ -60,17 +58,12 @@ class GpuApplyMomentumOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
     {
-      RefInputLocks locks(ctx, {0, 1}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor accum, RefTensor(ctx, 1, attrs_.use_locking));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, accum, "accum"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 2, "lr"));
-      const Tensor& grad = ctx.input(3);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 4, "momentum"));
-      cuda::LaunchApplyMomentum(var.data<T>(), accum.data<T>(), ctx.input(2).data<T>(),
-                                grad.data<T>(), ctx.input(4).data<T>(), attrs_.use_nesterov,
-                                var.NumElements(), gpu->compute_stream());
+      const auto& layout = training_util::kMomentumLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
+      cuda::LaunchApplyMomentum(vars[0].data<T>(), vars[1].data<T>(), ctx.input(2).data<T>(),
+                                ctx.input(3).data<T>(), ctx.input(4).data<T>(), attrs_.use_nesterov,
+                                vars[0].NumElements(), gpu->compute_stream());
       RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyMomentum"));
     }
     ctx.forward_ref_input_to_ref_output(0, 0);
@@ -93,25 +86,15 @@ class GpuApplyAdamOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
     {
-      RefInputLocks locks(ctx, {0, 1, 2}, attrs_.use_locking);
-      ASSIGN_OR_RETURN(Tensor var, RefTensor(ctx, 0, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor m, RefTensor(ctx, 1, attrs_.use_locking));
-      ASSIGN_OR_RETURN(Tensor v, RefTensor(ctx, 2, attrs_.use_locking));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, m, "m"));
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, v, "v"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 3, "beta1_power"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 4, "beta2_power"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 5, "lr"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 6, "beta1"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 7, "beta2"));
-      RETURN_IF_ERROR(CheckScalarInput(ctx, 8, "epsilon"));
-      const Tensor& grad = ctx.input(9);
-      RETURN_IF_ERROR(CheckSameShape(ctx, var, grad, "grad"));
+      const auto& layout = training_util::kAdamLayout;
+      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
       const cuda::AdamScalars<T> scalars = {ctx.input(3).data<T>(), ctx.input(4).data<T>(),
                                             ctx.input(5).data<T>(), ctx.input(6).data<T>(),
                                             ctx.input(7).data<T>(), ctx.input(8).data<T>()};
-      cuda::LaunchApplyAdam(var.data<T>(), m.data<T>(), v.data<T>(), scalars, grad.data<T>(),
-                            attrs_.use_nesterov, var.NumElements(), gpu->compute_stream());
+      cuda::LaunchApplyAdam(vars[0].data<T>(), vars[1].data<T>(), vars[2].data<T>(), scalars,
+                            ctx.input(9).data<T>(), attrs_.use_nesterov, vars[0].NumElements(),
+                            gpu->compute_stream());
       RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyAdam"));
     }
     ctx.forward_ref_input_to_ref_output(0, 0);

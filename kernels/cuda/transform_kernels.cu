@@ -38,6 +38,25 @@ struct Word<16> {
   using type = uint4;
 };
 
+// Returns launch(W{}) for W the word of `size` bytes (1, 2, 4, 8 or 16).
+template <typename Launch>
+cudaError_t WithWord(int size, const Launch& launch) {
+  switch (size) {
+    case 1:
+      return launch(Word<1>::type{});
+    case 2:
+      return launch(Word<2>::type{});
+    case 4:
+      return launch(Word<4>::type{});
+    case 8:
+      return launch(Word<8>::type{});
+    case 16:
+      return launch(Word<16>::type{});
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
 // A copy of at most kMaxDims nested loops, passed by value to the kernel.
 constexpr int kMaxDims = 12;
 struct CopyLoops {
@@ -180,20 +199,8 @@ cudaError_t LaunchMerged(const char* src, char* dst, int element_size,
     return cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * element_size,
                            cudaMemcpyDeviceToDevice, stream);
   }
-  switch (element_size) {
-    case 1:
-      return LaunchLoops<Word<1>::type>(src, dst, c, n, extent, stream);
-    case 2:
-      return LaunchLoops<Word<2>::type>(src, dst, c, n, extent, stream);
-    case 4:
-      return LaunchLoops<Word<4>::type>(src, dst, c, n, extent, stream);
-    case 8:
-      return LaunchLoops<Word<8>::type>(src, dst, c, n, extent, stream);
-    case 16:
-      return LaunchLoops<Word<16>::type>(src, dst, c, n, extent, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return WithWord(element_size,
+                  [&]<typename W>(W) { return LaunchLoops<W>(src, dst, c, n, extent, stream); });
 }
 
 template <typename E, typename Idx>
@@ -284,25 +291,10 @@ cudaError_t LaunchGather(const void* params, const void* indices, bool indices_a
   }
   const int64_t total = outer * n * inner;
   if (total == 0) return cudaSuccess;
-  switch (element_size) {
-    case 1:
-      return LaunchGatherOf<Word<1>::type>(params, indices, indices_are_int64, out, bound, n, inner,
-                                           total, stream);
-    case 2:
-      return LaunchGatherOf<Word<2>::type>(params, indices, indices_are_int64, out, bound, n, inner,
-                                           total, stream);
-    case 4:
-      return LaunchGatherOf<Word<4>::type>(params, indices, indices_are_int64, out, bound, n, inner,
-                                           total, stream);
-    case 8:
-      return LaunchGatherOf<Word<8>::type>(params, indices, indices_are_int64, out, bound, n, inner,
-                                           total, stream);
-    case 16:
-      return LaunchGatherOf<Word<16>::type>(params, indices, indices_are_int64, out, bound, n,
-                                            inner, total, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return WithWord(element_size, [&]<typename W>(W) {
+    return LaunchGatherOf<W>(params, indices, indices_are_int64, out, bound, n, inner, total,
+                             stream);
+  });
 }
 
 cudaError_t LaunchOneHot(const void* indices, bool indices_are_int64, const void* on,
@@ -310,22 +302,9 @@ cudaError_t LaunchOneHot(const void* indices, bool indices_are_int64, const void
                          int64_t inner, cudaStream_t stream) {
   const int64_t total = outer * depth * inner;
   if (total == 0) return cudaSuccess;
-  switch (element_size) {
-    case 1:
-      return LaunchOneHotOf<Word<1>::type>(indices, indices_are_int64, on, off, out, depth, inner,
-                                           total, stream);
-    case 2:
-      return LaunchOneHotOf<Word<2>::type>(indices, indices_are_int64, on, off, out, depth, inner,
-                                           total, stream);
-    case 4:
-      return LaunchOneHotOf<Word<4>::type>(indices, indices_are_int64, on, off, out, depth, inner,
-                                           total, stream);
-    case 8:
-      return LaunchOneHotOf<Word<8>::type>(indices, indices_are_int64, on, off, out, depth, inner,
-                                           total, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return WithWord(element_size, [&]<typename W>(W) {
+    return LaunchOneHotOf<W>(indices, indices_are_int64, on, off, out, depth, inner, total, stream);
+  });
 }
 
 }  // namespace rill::cuda

@@ -21,12 +21,10 @@
 namespace rill {
 namespace {
 
-using transform_util::BoxView;
 using transform_util::CheckGatherV2BatchDims;
 using transform_util::DropUnpackedAxis;
 using transform_util::GatherGeometry;
 using transform_util::GatherGeometryOf;
-using transform_util::IsRowRange;
 using transform_util::JoinInto;
 using transform_util::JoinSpec;
 using transform_util::OneHotGeometry;
@@ -36,7 +34,6 @@ using transform_util::ReadInts;
 using transform_util::ReadOneHot;
 using transform_util::ReadOneHotAxis;
 using transform_util::ReadPack;
-using transform_util::ReadSliceBox;
 using transform_util::ReadSplit;
 using transform_util::ReadSplitV;
 using transform_util::ReadStridedSliceMasks;
@@ -44,8 +41,7 @@ using transform_util::ReadUnpack;
 using transform_util::ResolveStridedSliceOf;
 using transform_util::RowCopy;
 using transform_util::RowMajorStrides;
-using transform_util::RowRange;
-using transform_util::SliceBox;
+using transform_util::SliceInto;
 using transform_util::SplitInto;
 using transform_util::SplitSpec;
 using transform_util::StridedSliceGeometry;
@@ -158,16 +154,10 @@ class GpuSliceOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
-    const Tensor& x = ctx.input(0);
-    ASSIGN_OR_RETURN(const SliceBox box, ReadSliceBox(x, ctx.input(1), ctx.input(2)));
-    if (IsRowRange(x.shape(), box)) {
-      ASSIGN_OR_RETURN(Tensor view, RowRange(x, box));
-      ctx.set_output(0, std::move(view));
-      return absl::OkStatus();
-    }
-    const StridedView view = BoxView(x.shape(), box);
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, view.shape));
-    return GatherView(ctx, *gpu, x, view, *out, "Slice");
+    return SliceInto(ctx, ctx.input(0), ctx.input(1), ctx.input(2),
+                     [&](const Tensor& in, const StridedView& view, Tensor& out) {
+                       return GatherView(ctx, *gpu, in, view, out, "Slice");
+                     });
   }
 };
 

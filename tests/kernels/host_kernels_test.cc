@@ -55,5 +55,15 @@ TEST_F(HostKernels, OpsThatNeverReadTheirDataAreReusedWithInt32Shapes) {
   EXPECT_TRUE(OnDevice(Node("ExpandDims", {{"T", DT_DOUBLE}, {"Tdim", DT_INT32}})));
 }
 
+TEST_F(HostKernels, DataMovementOfInt32ShapesIsReusedForInt32Only) {
+  EXPECT_TRUE(OnDevice(Node("Pack", {{"T", DT_INT32}})));
+  EXPECT_FALSE(OnDevice(Node("Pack", {{"T", DT_FLOAT}})));
+  EXPECT_TRUE(OnDevice(Node("ConcatV2", {{"T", DT_INT32}, {"Tidx", DT_INT32}})));
+  EXPECT_FALSE(OnDevice(Node("ConcatV2", {{"T", DT_INT32}, {"Tidx", DT_INT64}})));
+  EXPECT_TRUE(OnDevice(Node("StridedSlice", {{"T", DT_INT32}, {"Index", DT_INT32}})));
+  EXPECT_FALSE(OnDevice(Node("StridedSlice", {{"T", DT_INT64}, {"Index", DT_INT32}})));
+  EXPECT_TRUE(OnDevice(Node("Fill", {{"T", DT_INT32}, {"index_type", DT_INT32}})));
+}
+
 }  // namespace
 }  // namespace rill

@@ -16,8 +16,6 @@
 namespace rill::testing {
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, AttrValue>>;
-
 // How close the GPU must come: float to 1e-5 (1e-4 for transcendental
 // functions, whose CUDA and Eigen approximations differ by some ulps),
 // double to 1e-12; integers, bools and exact roundings exactly.
@@ -89,26 +87,6 @@ Tensor FloatsOf(DataType dtype, const std::vector<double>& values) {
     if (dtype == DT_HALF) t.data<half>()[i] = static_cast<half>(values[i]);
   }
   return t;
-}
-
-Tensor ScalarOf(DataType dtype, double v) {
-  switch (dtype) {
-    case DT_FLOAT:
-      return Tensor::Scalar<float>(static_cast<float>(v));
-    case DT_DOUBLE:
-      return Tensor::Scalar<double>(v);
-    case DT_INT64:
-      return Tensor::Scalar<int64_t>(static_cast<int64_t>(v));
-    case DT_HALF:
-      return Tensor::Scalar<half>(static_cast<half>(v));
-    default:
-      return Tensor::Scalar<bool>(v != 0);
-  }
-}
-
-Tensor Dims(std::vector<int32_t> values) {
-  const int64_t n = static_cast<int64_t>(values.size());
-  return Tensor::FromVector<int32_t>(absl::MakeConstSpan(values), TensorShape({n}));
 }
 
 class Builder {
@@ -354,9 +332,9 @@ void AddArrayCases(Builder& b) {
         {{"DstT", MakeAttr(DT_HALF)}});
 
   for (DataType t : cast_types) {
-    b.Add("Fill", t, "odd", Tol::kExact, {In(Dims({257})), In(ScalarOf(t, 3.25))});
-    b.Add("Fill", t, "matrix", Tol::kExact, {In(Dims({3, 1, 5})), In(ScalarOf(t, -2))});
-    b.Add("Fill", t, "empty", Tol::kExact, {In(Dims({0, 4})), In(ScalarOf(t, 1))});
+    b.Add("Fill", t, "odd", Tol::kExact, {In(Int32s({257})), In(ScalarOf(t, 3.25))});
+    b.Add("Fill", t, "matrix", Tol::kExact, {In(Int32s({3, 1, 5})), In(ScalarOf(t, -2))});
+    b.Add("Fill", t, "empty", Tol::kExact, {In(Int32s({0, 4})), In(ScalarOf(t, 1))});
     for (const char* op : {"ZerosLike", "OnesLike"}) {
       b.Add(op, t, "odd", Tol::kExact, {In(Values(t, kOdd, b.seed(), -10, 10))});
       b.Add(op, t, "empty", Tol::kExact, {In(Values(t, kEmpty, 1, -10, 10))});

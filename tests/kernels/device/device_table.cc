@@ -113,6 +113,26 @@ Tensor RandomInts(DataType dtype, const TensorShape& shape, int seed, int64_t lo
   return t;
 }
 
+Tensor Int32s(std::vector<int32_t> values) {
+  const auto n = static_cast<int64_t>(values.size());
+  return Tensor::FromVector<int32_t>(absl::MakeConstSpan(values), TensorShape({n}));
+}
+
+Tensor ScalarOf(DataType dtype, double v) {
+  switch (dtype) {
+    case DT_FLOAT:
+      return Tensor::Scalar<float>(static_cast<float>(v));
+    case DT_DOUBLE:
+      return Tensor::Scalar<double>(v);
+    case DT_INT64:
+      return Tensor::Scalar<int64_t>(static_cast<int64_t>(v));
+    case DT_HALF:
+      return Tensor::Scalar<half>(static_cast<half>(v));
+    default:
+      return Tensor::Scalar<bool>(v != 0);
+  }
+}
+
 void RunOnEveryDevice(const DeviceCase& c) {
   std::vector<std::unique_ptr<Tensor>> cpu_vars;
   const KernelTester cpu_tester = MakeTester(c, kDeviceCpu, &cpu_vars);

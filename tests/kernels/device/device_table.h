@@ -4,6 +4,7 @@
 #ifndef RILL_TESTS_KERNELS_DEVICE_DEVICE_TABLE_H_
 #define RILL_TESTS_KERNELS_DEVICE_DEVICE_TABLE_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -25,10 +26,12 @@ CaseArg In(Tensor value);
 CaseArg List(std::vector<Tensor> values);
 CaseArg Ref(Tensor initial);
 
+using Attrs = std::vector<std::pair<std::string, AttrValue>>;
+
 struct DeviceCase {
   std::string name;  // Unique in the table; letters, digits and '_'.
   std::string op;
-  std::vector<std::pair<std::string, AttrValue>> attrs;
+  Attrs attrs;
   std::vector<CaseArg> args;
   double atol = 1e-5;
   double rtol = 1e-5;
@@ -45,6 +48,12 @@ Tensor Random(DataType dtype, const TensorShape& shape, int seed, double low = -
               double high = 1.0);
 // Random int32 or int64 values in [low, high).
 Tensor RandomInts(DataType dtype, const TensorShape& shape, int seed, int64_t low, int64_t high);
+
+// An int32 vector (shapes, axes, perms: host-memory arguments on a GPU).
+Tensor Int32s(std::vector<int32_t> values);
+// A scalar of `dtype` (float, double, half, int64; else bool) holding `v`
+// (true for v != 0).
+Tensor ScalarOf(DataType dtype, double v);
 
 // Runs `c` on the CPU (which must succeed), then on each GPU, and expects
 // the same outputs. GTEST_SKIP, saying why, when the process has no GPU.

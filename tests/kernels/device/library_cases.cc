@@ -17,19 +17,12 @@
 namespace rill::testing {
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, AttrValue>>;
-
 // Float sums run in another order on the GPU; double ones barely differ.
 double Tolerance(DataType dtype, double float_tolerance) {
   return dtype == DT_DOUBLE ? 1e-10 : float_tolerance;
 }
 
 const char* TypeName(DataType dtype) { return dtype == DT_DOUBLE ? "double" : "float"; }
-
-Tensor Int32s(std::vector<int32_t> values) {
-  const auto n = static_cast<int64_t>(values.size());
-  return Tensor::FromVector<int32_t>(absl::MakeConstSpan(values), TensorShape({n}));
-}
 
 // Matrix products.
 

@@ -14,13 +14,6 @@
 namespace rill::testing {
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, AttrValue>>;
-
-Tensor Axes(std::vector<int32_t> axes) {
-  const int64_t n = static_cast<int64_t>(axes.size());
-  return Tensor::FromVector<int32_t>(absl::MakeConstSpan(axes), TensorShape({n}));
-}
-
 // Values a reduction of `op` keeps in range and exact enough to compare:
 // products near 1 (floats) or of +-1 with a few larger factors (int64),
 // which cannot overflow.
@@ -64,25 +57,25 @@ struct Shape {
 
 std::vector<Shape> ReductionShapes() {
   return {
-      {"rows", {257, 33}, Axes({1}), false, 33},
-      {"columns", {257, 33}, Axes({0}), false, 257},
-      {"middle_keep_dims", {3, 130, 5}, Axes({1}), true, 130},
-      {"negative_axes_two_runs", {4, 5, 6}, Axes({-1, 0}), false, 24},
-      {"alternating_runs", {2, 3, 4, 5, 6}, Axes({1, 3}), true, 15},
-      {"all_axes", {3, 7, 11}, Axes({0, 1, 2}), false, 231},
-      {"no_axes", {5, 4}, Axes({}), false, 1},
+      {"rows", {257, 33}, Int32s({1}), false, 33},
+      {"columns", {257, 33}, Int32s({0}), false, 257},
+      {"middle_keep_dims", {3, 130, 5}, Int32s({1}), true, 130},
+      {"negative_axes_two_runs", {4, 5, 6}, Int32s({-1, 0}), false, 24},
+      {"alternating_runs", {2, 3, 4, 5, 6}, Int32s({1, 3}), true, 15},
+      {"all_axes", {3, 7, 11}, Int32s({0, 1, 2}), false, 231},
+      {"no_axes", {5, 4}, Int32s({}), false, 1},
       {"scalar_axis", {6, 9}, Tensor::Scalar<int32_t>(1), false, 9},
-      {"only_unit_dims", {1, 5, 1, 7}, Axes({0, 2}), false, 1},
-      {"unit_dims_kept", {1, 5, 1, 7}, Axes({1, 3}), true, 35},
-      {"scalar_input", TensorShape(), Axes({}), false, 1},
-      {"batch_1", {1, 300}, Axes({1}), false, 300},
-      {"empty_reduction", {3, 0}, Axes({1}), false, 0},
-      {"empty_reduction_two_runs", {0, 3, 4}, Axes({0, 2}), true, 0},
-      {"empty_output", {0, 4}, Axes({1}), false, 4},
-      {"long_rows", {3, 20000}, Axes({1}), false, 20000},
-      {"long_columns", {20000, 3}, Axes({0}), false, 20000},
-      {"long_all", {50, 50, 40}, Axes({0, 1, 2}), false, 100000},
-      {"short_rows", {5000, 3}, Axes({-1}), false, 3},
+      {"only_unit_dims", {1, 5, 1, 7}, Int32s({0, 2}), false, 1},
+      {"unit_dims_kept", {1, 5, 1, 7}, Int32s({1, 3}), true, 35},
+      {"scalar_input", TensorShape(), Int32s({}), false, 1},
+      {"batch_1", {1, 300}, Int32s({1}), false, 300},
+      {"empty_reduction", {3, 0}, Int32s({1}), false, 0},
+      {"empty_reduction_two_runs", {0, 3, 4}, Int32s({0, 2}), true, 0},
+      {"empty_output", {0, 4}, Int32s({1}), false, 4},
+      {"long_rows", {3, 20000}, Int32s({1}), false, 20000},
+      {"long_columns", {20000, 3}, Int32s({0}), false, 20000},
+      {"long_all", {50, 50, 40}, Int32s({0, 1, 2}), false, 100000},
+      {"short_rows", {5000, 3}, Int32s({-1}), false, 3},
   };
 }
 

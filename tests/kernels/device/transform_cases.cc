@@ -15,12 +15,6 @@
 namespace rill::testing {
 namespace {
 
-using Attrs = std::vector<std::pair<std::string, AttrValue>>;
-
-Tensor Ints(std::vector<int32_t> values) {
-  const int64_t n = static_cast<int64_t>(values.size());
-  return Tensor::FromVector<int32_t>(absl::MakeConstSpan(values), TensorShape({n}));
-}
 Tensor Int(int32_t value) { return Tensor::Scalar<int32_t>(value); }
 
 // Random elements of any moved type (bools both ways).
@@ -31,20 +25,6 @@ Tensor Values(DataType dtype, const TensorShape& shape, int seed) {
   Tensor t(DT_BOOL, shape);
   for (int64_t i = 0; i < t.NumElements(); ++i) t.data<bool>()[i] = bits.data<int64_t>()[i] != 0;
   return t;
-}
-
-// A scalar of `dtype` holding `v` (true for v != 0).
-Tensor ScalarOf(DataType dtype, double v) {
-  switch (dtype) {
-    case DT_FLOAT:
-      return Tensor::Scalar<float>(static_cast<float>(v));
-    case DT_DOUBLE:
-      return Tensor::Scalar<double>(v);
-    case DT_INT64:
-      return Tensor::Scalar<int64_t>(static_cast<int64_t>(v));
-    default:
-      return Tensor::Scalar<bool>(v != 0);
-  }
 }
 
 const std::vector<DataType>& MovedTypes() {
@@ -93,7 +73,7 @@ void AddTransposeAndTile(Builder& b, DataType t) {
       {"batch_1_nhwc_to_nchw", {1, 7, 9, 3}, {0, 3, 1, 2}},
   };
   for (const auto& [name, shape, perm] : transposes) {
-    b.Add("Transpose", t, name, {In(b.X(t, shape)), In(Ints(perm))});
+    b.Add("Transpose", t, name, {In(b.X(t, shape)), In(Int32s(perm))});
   }
   const std::vector<std::tuple<std::string, TensorShape, std::vector<int32_t>>> tiles = {
       {"rows", {2, 3}, {2, 1}},          {"vector", {3}, {5}},     {"rank3", {2, 1, 3}, {1, 4, 2}},
@@ -101,7 +81,7 @@ void AddTransposeAndTile(Builder& b, DataType t) {
       {"empty_input", {0, 2}, {3, 2}},
   };
   for (const auto& [name, shape, multiples] : tiles) {
-    b.Add("Tile", t, name, {In(b.X(t, shape)), In(Ints(multiples))});
+    b.Add("Tile", t, name, {In(b.X(t, shape)), In(Int32s(multiples))});
   }
 }
 
@@ -114,7 +94,7 @@ void AddSlices(Builder& b, DataType t) {
           {"inner_column", {9, 8}, {0, 7}, {9, 1}},
       };
   for (const auto& [name, shape, begin, size] : slices) {
-    b.Add("Slice", t, name, {In(b.X(t, shape)), In(Ints(begin)), In(Ints(size))});
+    b.Add("Slice", t, name, {In(b.X(t, shape)), In(Int32s(begin)), In(Int32s(size))});
   }
 
   struct Strided {
@@ -178,7 +158,7 @@ void AddSlices(Builder& b, DataType t) {
   };
   for (const Strided& s : strided) {
     b.Add("StridedSlice", t, s.name,
-          {In(b.X(t, s.shape)), In(Ints(s.begin)), In(Ints(s.end)), In(Ints(s.strides))},
+          {In(b.X(t, s.shape)), In(Int32s(s.begin)), In(Int32s(s.end)), In(Int32s(s.strides))},
           {{"begin_mask", MakeAttr(s.begin_mask)},
            {"end_mask", MakeAttr(s.end_mask)},
            {"ellipsis_mask", MakeAttr(s.ellipsis_mask)},
@@ -209,11 +189,11 @@ void AddJoinsAndSplits(Builder& b, DataType t) {
   b.Add("Split", t, "one_piece", {In(Int(0)), In(b.X(t, {3, 3}))}, {{"num_split", MakeAttr(1)}});
   b.Add("Split", t, "empty_rows", {In(Int(1)), In(b.X(t, {0, 4}))}, {{"num_split", MakeAttr(2)}});
 
-  b.Add("SplitV", t, "inferred_size", {In(b.X(t, {5, 7})), In(Ints({2, -1, 1})), In(Int(1))},
+  b.Add("SplitV", t, "inferred_size", {In(b.X(t, {5, 7})), In(Int32s({2, -1, 1})), In(Int(1))},
         {{"num_split", MakeAttr(3)}});
-  b.Add("SplitV", t, "dim0_views", {In(b.X(t, {5, 7})), In(Ints({3, 2})), In(Int(0))},
+  b.Add("SplitV", t, "dim0_views", {In(b.X(t, {5, 7})), In(Int32s({3, 2})), In(Int(0))},
         {{"num_split", MakeAttr(2)}});
-  b.Add("SplitV", t, "empty_piece", {In(b.X(t, {4, 3})), In(Ints({0, 3})), In(Int(-1))},
+  b.Add("SplitV", t, "empty_piece", {In(b.X(t, {4, 3})), In(Int32s({0, 3})), In(Int(-1))},
         {{"num_split", MakeAttr(2)}});
 
   b.Add("Unpack", t, "axis_0", {In(b.X(t, {3, 4}))}, {{"num", MakeAttr(3)}});
