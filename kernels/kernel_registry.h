@@ -104,6 +104,23 @@ class KernelRegistry {
   std::multimap<std::string, Entry, std::less<>> kernels_;  // By op name.
 };
 
+// Registers K<T> for `op` on `device` once per T of Ts, each under the
+// constraint T = T, made by K<T>::Create when it has one (its attrs can be
+// wrong) and else by MakeKernel.
+template <template <typename> class K, typename... Ts>
+void RegisterForTypes(KernelRegistry& registry, const std::string& device, const char* op) {
+  const auto factory = []<typename T>() -> KernelFactory {
+    if constexpr (requires { &K<T>::Create; }) {
+      return &K<T>::Create;
+    } else {
+      return &MakeKernel<K<T>>;
+    }
+  };
+  (registry.Register(KernelDef(op).Device(device).TypeConstraint<Ts>("T"),
+                     factory.template operator()<Ts>()),
+   ...);
+}
+
 }  // namespace rill
 
 #endif  // RILL_KERNELS_KERNEL_REGISTRY_H_

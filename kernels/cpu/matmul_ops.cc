@@ -127,16 +127,11 @@ class BatchMatMulCpu final : public OpKernel {
   const bool adj_y_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterForTypes(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceCpu).TypeConstraint<Ts>("T"), &K<Ts>::Create), ...);
-}
-
 }  // namespace
 
 void RegisterCpuMatMulKernels(KernelRegistry& registry) {
-  RegisterForTypes<MatMulCpu, float, double, int32_t, int64_t>(registry, "MatMul");
-  RegisterForTypes<BatchMatMulCpu, float, double>(registry, "BatchMatMulV2");
+  RegisterForTypes<MatMulCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "MatMul");
+  RegisterForTypes<BatchMatMulCpu, float, double>(registry, kDeviceCpu, "BatchMatMulV2");
 }
 
 }  // namespace rill

@@ -243,16 +243,6 @@ class BiasAddGradCpu final : public OpKernel {
   const bool nchw_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterSimple(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceCpu).TypeConstraint<Ts>("T"), &MakeKernel<K<Ts>>), ...);
-}
-
-template <template <typename> class K, typename... Ts>
-void RegisterWithAttrs(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceCpu).TypeConstraint<Ts>("T"), &K<Ts>::Create), ...);
-}
-
 template <typename T>
 using Softmax = SoftmaxCpu<T, false>;
 template <typename T>
@@ -269,18 +259,20 @@ void RegisterSparseXent(KernelRegistry& r) {
 }  // namespace
 
 void RegisterCpuNnKernels(KernelRegistry& registry) {
-  RegisterSimple<ReluCpu, float, double, int32_t, int64_t>(registry, "Relu");
-  RegisterSimple<Relu6Cpu, float, double, int32_t, int64_t>(registry, "Relu6");
-  RegisterSimple<ReluGradCpu, float, double, int32_t, int64_t>(registry, "ReluGrad");
-  RegisterSimple<Softmax, float, double>(registry, "Softmax");
-  RegisterSimple<LogSoftmax, float, double>(registry, "LogSoftmax");
-  RegisterSimple<SoftmaxCrossEntropyCpu, float, double>(registry, "SoftmaxCrossEntropyWithLogits");
+  RegisterForTypes<ReluCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu");
+  RegisterForTypes<Relu6Cpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu6");
+  RegisterForTypes<ReluGradCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "ReluGrad");
+  RegisterForTypes<Softmax, float, double>(registry, kDeviceCpu, "Softmax");
+  RegisterForTypes<LogSoftmax, float, double>(registry, kDeviceCpu, "LogSoftmax");
+  RegisterForTypes<SoftmaxCrossEntropyCpu, float, double>(registry, kDeviceCpu,
+                                                          "SoftmaxCrossEntropyWithLogits");
   RegisterSparseXent<float, int32_t>(registry);
   RegisterSparseXent<float, int64_t>(registry);
   RegisterSparseXent<double, int32_t>(registry);
   RegisterSparseXent<double, int64_t>(registry);
-  RegisterWithAttrs<BiasAddCpu, float, double, int32_t, int64_t>(registry, "BiasAdd");
-  RegisterWithAttrs<BiasAddGradCpu, float, double, int32_t, int64_t>(registry, "BiasAddGrad");
+  RegisterForTypes<BiasAddCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "BiasAdd");
+  RegisterForTypes<BiasAddGradCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu,
+                                                                    "BiasAddGrad");
 }
 
 }  // namespace rill

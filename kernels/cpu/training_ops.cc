@@ -123,17 +123,12 @@ class ApplyAdamOp final : public OpKernel {
   const ApplyAttrs attrs_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterForTypes(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceCpu).TypeConstraint<Ts>("T"), MakeKernel<K<Ts>>), ...);
-}
-
 }  // namespace
 
 void RegisterCpuTrainingKernels(KernelRegistry& r) {
-  RegisterForTypes<ApplyGradientDescentOp, float, double>(r, "ApplyGradientDescent");
-  RegisterForTypes<ApplyMomentumOp, float, double>(r, "ApplyMomentum");
-  RegisterForTypes<ApplyAdamOp, float, double>(r, "ApplyAdam");
+  RegisterForTypes<ApplyGradientDescentOp, float, double>(r, kDeviceCpu, "ApplyGradientDescent");
+  RegisterForTypes<ApplyMomentumOp, float, double>(r, kDeviceCpu, "ApplyMomentum");
+  RegisterForTypes<ApplyAdamOp, float, double>(r, kDeviceCpu, "ApplyAdam");
 }
 
 }  // namespace rill

@@ -442,11 +442,6 @@ void RegisterCompare(KernelRegistry& r, const char* op, cuda::CompareOp compare)
   RegisterWith<GpuCompareOp, cuda::CompareOp, Ts...>(r, op, compare);
 }
 
-template <template <typename> class K, typename... Ts>
-void RegisterSimple(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), MakeKernel<K<Ts>>), ...);
-}
-
 template <typename... Ts>
 void RegisterBiasAdd(KernelRegistry& r) {
   (r.Register(KernelDef("BiasAdd").Device(kDeviceGpu).TypeConstraint<Ts>("T"),
@@ -529,10 +524,10 @@ void RegisterBinaryKernels(KernelRegistry& r) {
 void RegisterGpuCwiseKernels(KernelRegistry& r) {
   RegisterUnaryKernels(r);
   RegisterBinaryKernels(r);
-  RegisterSimple<GpuAddNOp, float, double, int64_t>(r, "AddN");
+  RegisterForTypes<GpuAddNOp, float, double, int64_t>(r, kDeviceGpu, "AddN");
   RegisterBiasAdd<float, double, int64_t>(r);
-  RegisterSimple<GpuAssignAddOp, float, double, int64_t>(r, "AssignAdd");
-  RegisterSimple<GpuAssignSubOp, float, double, int64_t>(r, "AssignSub");
+  RegisterForTypes<GpuAssignAddOp, float, double, int64_t>(r, kDeviceGpu, "AssignAdd");
+  RegisterForTypes<GpuAssignSubOp, float, double, int64_t>(r, kDeviceGpu, "AssignSub");
   for (const DataType from : kCastTypes) {
     for (const DataType to : kCastTypes) {
       r.Register(KernelDef("Cast")

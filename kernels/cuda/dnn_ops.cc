@@ -605,11 +605,6 @@ void RegisterConv(KernelRegistry& r, const char* op) {
    ...);
 }
 
-template <template <typename> class K, typename... Ts>
-void RegisterForTypes(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), &K<Ts>::Create), ...);
-}
-
 template <typename T>
 using MaxPoolGpu = PoolGpu<T, true>;
 template <typename T>
@@ -628,9 +623,9 @@ void RegisterAll(KernelRegistry& registry) {
   RegisterConv<ConvOp::kForward, float, double>(registry, "Conv2D");
   RegisterConv<ConvOp::kBackpropInput, float, double>(registry, "Conv2DBackpropInput");
   RegisterConv<ConvOp::kBackpropFilter, float, double>(registry, "Conv2DBackpropFilter");
-  RegisterForTypes<MaxPoolGpu, float, double>(registry, "MaxPool");
-  RegisterForTypes<MaxPoolGradGpu, float, double>(registry, "MaxPoolGrad");
-  RegisterForTypes<AvgPoolGpu, float, double>(registry, "AvgPool");
+  RegisterForTypes<MaxPoolGpu, float, double>(registry, kDeviceGpu, "MaxPool");
+  RegisterForTypes<MaxPoolGradGpu, float, double>(registry, kDeviceGpu, "MaxPoolGrad");
+  RegisterForTypes<AvgPoolGpu, float, double>(registry, kDeviceGpu, "AvgPool");
   RegisterSoftmax<false, float, double>(registry, "Softmax");
   RegisterSoftmax<true, float, double>(registry, "LogSoftmax");
 }

@@ -195,18 +195,13 @@ class BatchMatMulGpu final : public OpKernel {
   const bool adj_y_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterForTypes(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), &K<Ts>::Create), ...);
-}
-
 }  // namespace
 
 // cuBLAS has no integer GEMM: int32 and int64 products stay on the CPU,
 // as in TensorFlow.
 void RegisterGpuMatMulKernels(KernelRegistry& registry) {
-  RegisterForTypes<MatMulGpu, float, double>(registry, "MatMul");
-  RegisterForTypes<BatchMatMulGpu, float, double>(registry, "BatchMatMulV2");
+  RegisterForTypes<MatMulGpu, float, double>(registry, kDeviceGpu, "MatMul");
+  RegisterForTypes<BatchMatMulGpu, float, double>(registry, kDeviceGpu, "BatchMatMulV2");
 }
 
 }  // namespace rill

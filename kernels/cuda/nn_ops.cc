@@ -103,20 +103,6 @@ class GpuBiasAddGradOp final : public OpKernel {
   const bool nchw_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterSimple(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint("T", kDataTypeOf<Ts>),
-              &MakeKernel<K<Ts>>),
-   ...);
-}
-
-template <template <typename> class K, typename... Ts>
-void RegisterWithAttrs(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint("T", kDataTypeOf<Ts>),
-              &K<Ts>::Create),
-   ...);
-}
-
 template <typename T, typename L>
 void RegisterSparseXent(KernelRegistry& r) {
   r.Register(KernelDef("SparseSoftmaxCrossEntropyWithLogits")
@@ -129,12 +115,13 @@ void RegisterSparseXent(KernelRegistry& r) {
 }  // namespace
 
 void RegisterGpuNnKernels(KernelRegistry& registry) {
-  RegisterSimple<GpuSoftmaxXentOp, float, double>(registry, "SoftmaxCrossEntropyWithLogits");
+  RegisterForTypes<GpuSoftmaxXentOp, float, double>(registry, kDeviceGpu,
+                                                    "SoftmaxCrossEntropyWithLogits");
   RegisterSparseXent<float, int32_t>(registry);
   RegisterSparseXent<float, int64_t>(registry);
   RegisterSparseXent<double, int32_t>(registry);
   RegisterSparseXent<double, int64_t>(registry);
-  RegisterWithAttrs<GpuBiasAddGradOp, float, double, int64_t>(registry, "BiasAddGrad");
+  RegisterForTypes<GpuBiasAddGradOp, float, double, int64_t>(registry, kDeviceGpu, "BiasAddGrad");
 }
 
 }  // namespace rill

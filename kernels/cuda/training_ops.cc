@@ -105,17 +105,13 @@ class GpuApplyAdamOp final : public OpKernel {
   const ApplyAttrs attrs_;
 };
 
-template <template <typename> class K, typename... Ts>
-void RegisterForTypes(KernelRegistry& r, const char* op) {
-  (r.Register(KernelDef(op).Device(kDeviceGpu).TypeConstraint<Ts>("T"), MakeKernel<K<Ts>>), ...);
-}
-
 }  // namespace
 
 void RegisterGpuTrainingKernels(KernelRegistry& registry) {
-  RegisterForTypes<GpuApplyGradientDescentOp, float, double>(registry, "ApplyGradientDescent");
-  RegisterForTypes<GpuApplyMomentumOp, float, double>(registry, "ApplyMomentum");
-  RegisterForTypes<GpuApplyAdamOp, float, double>(registry, "ApplyAdam");
+  RegisterForTypes<GpuApplyGradientDescentOp, float, double>(registry, kDeviceGpu,
+                                                             "ApplyGradientDescent");
+  RegisterForTypes<GpuApplyMomentumOp, float, double>(registry, kDeviceGpu, "ApplyMomentum");
+  RegisterForTypes<GpuApplyAdamOp, float, double>(registry, kDeviceGpu, "ApplyAdam");
 }
 
 }  // namespace rill
