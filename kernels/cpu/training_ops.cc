@@ -18,109 +18,81 @@
 namespace rill {
 namespace {
 
-using training_util::ApplyAttrs;
-using training_util::CheckedVariables;
-using training_util::RefInputLocks;
+using training_util::ApplyOp;
 
 // var -= alpha * delta.
 template <typename T>
-class ApplyGradientDescentOp final : public OpKernel {
+class ApplyGradientDescentOp final : public ApplyOp {
  public:
   explicit ApplyGradientDescentOp(const OpKernelConstruction& c)
-      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    {
-      const auto& layout = training_util::kGradientDescentLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      const T alpha = ctx.input(1).scalar<T>();
-      vars[0].flat<T>().device(ctx.eigen_cpu()) -= ctx.input(2).flat<T>() * alpha;
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+      : ApplyOp(c, training_util::kGradientDescentLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    const T alpha = ctx.input(1).scalar<T>();
+    vars[0].flat<T>().device(ctx.eigen_cpu()) -= ctx.input(2).flat<T>() * alpha;
+    return absl::OkStatus();
+  }
 };
 
 // accum = accum * momentum + grad; var -= lr * accum, or with Nesterov
 // var -= lr * grad + lr * momentum * accum.
 template <typename T>
-class ApplyMomentumOp final : public OpKernel {
+class ApplyMomentumOp final : public ApplyOp {
  public:
   explicit ApplyMomentumOp(const OpKernelConstruction& c)
-      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    {
-      const auto& layout = training_util::kMomentumLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      const T lr = ctx.input(2).scalar<T>();
-      const T momentum = ctx.input(4).scalar<T>();
-
-      const auto& device = ctx.eigen_cpu();
-      auto v = vars[0].flat<T>();
-      auto a = vars[1].flat<T>();
-      auto g = ctx.input(3).flat<T>();
-      a.device(device) = a * momentum + g;
-      if (attrs_.use_nesterov) {
-        v.device(device) -= g * lr + a * (momentum * lr);
-      } else {
-        v.device(device) -= a * lr;
-      }
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+      : ApplyOp(c, training_util::kMomentumLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    const T lr = ctx.input(2).scalar<T>();
+    const T momentum = ctx.input(4).scalar<T>();
+    const auto& device = ctx.eigen_cpu();
+    auto v = vars[0].flat<T>();
+    auto a = vars[1].flat<T>();
+    auto g = ctx.input(3).flat<T>();
+    a.device(device) = a * momentum + g;
+    if (use_nesterov()) {
+      v.device(device) -= g * lr + a * (momentum * lr);
+    } else {
+      v.device(device) -= a * lr;
+    }
+    return absl::OkStatus();
+  }
 };
 
 // lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t); m += (g - m) * (1 - beta1);
 // v += (g^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon), or
 // with Nesterov m replaced by m * beta1 + (1 - beta1) * g.
 template <typename T>
-class ApplyAdamOp final : public OpKernel {
+class ApplyAdamOp final : public ApplyOp {
  public:
-  explicit ApplyAdamOp(const OpKernelConstruction& c) : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    {
-      const auto& layout = training_util::kAdamLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      const T beta1_power = ctx.input(3).scalar<T>();
-      const T beta2_power = ctx.input(4).scalar<T>();
-      const T lr = ctx.input(5).scalar<T>();
-      const T beta1 = ctx.input(6).scalar<T>();
-      const T beta2 = ctx.input(7).scalar<T>();
-      const T epsilon = ctx.input(8).scalar<T>();
-
-      const auto& device = ctx.eigen_cpu();
-      const T one(1);
-      const T lr_t = lr * std::sqrt(one - beta2_power) / (one - beta1_power);
-      auto w = vars[0].flat<T>();
-      auto mf = vars[1].flat<T>();
-      auto vf = vars[2].flat<T>();
-      auto g = ctx.input(9).flat<T>();
-      mf.device(device) += (g - mf) * (one - beta1);
-      vf.device(device) += (g.square() - vf) * (one - beta2);
-      if (attrs_.use_nesterov) {
-        w.device(device) -= ((g * (one - beta1) + mf * beta1) * lr_t) / (vf.sqrt() + epsilon);
-      } else {
-        w.device(device) -= (mf * lr_t) / (vf.sqrt() + epsilon);
-      }
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+  explicit ApplyAdamOp(const OpKernelConstruction& c) : ApplyOp(c, training_util::kAdamLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    const T beta1_power = ctx.input(3).scalar<T>();
+    const T beta2_power = ctx.input(4).scalar<T>();
+    const T lr = ctx.input(5).scalar<T>();
+    const T beta1 = ctx.input(6).scalar<T>();
+    const T beta2 = ctx.input(7).scalar<T>();
+    const T epsilon = ctx.input(8).scalar<T>();
+    const auto& device = ctx.eigen_cpu();
+    const T one(1);
+    const T lr_t = lr * std::sqrt(one - beta2_power) / (one - beta1_power);
+    auto w = vars[0].flat<T>();
+    auto mf = vars[1].flat<T>();
+    auto vf = vars[2].flat<T>();
+    auto g = ctx.input(9).flat<T>();
+    mf.device(device) += (g - mf) * (one - beta1);
+    vf.device(device) += (g.square() - vf) * (one - beta2);
+    if (use_nesterov()) {
+      w.device(device) -= ((g * (one - beta1) + mf * beta1) * lr_t) / (vf.sqrt() + epsilon);
+    } else {
+      w.device(device) -= (mf * lr_t) / (vf.sqrt() + epsilon);
+    }
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace

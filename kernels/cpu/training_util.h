@@ -121,6 +121,36 @@ struct ApplyAttrs {
   }
 };
 
+// The kernel of an optimizer update on any device: locks the variables
+// (with use_locking) and checks the operands as `layout` says, runs the
+// device's Update on the variables, then forwards var's reference.
+class ApplyOp : public OpKernel {
+ public:
+  ApplyOp(const OpKernelConstruction& c, const UpdateLayout& layout)
+      : OpKernel(c), layout_(layout), attrs_(ApplyAttrs::From(c)) {}
+
+  absl::Status Compute(KernelContext& ctx) const final {
+    {
+      RefInputLocks locks(ctx, layout_.VariableInputs(), attrs_.use_locking);
+      ASSIGN_OR_RETURN(std::vector<Tensor> vars,
+                       CheckedVariables(ctx, layout_, attrs_.use_locking));
+      RETURN_IF_ERROR(Update(ctx, vars));
+    }
+    ctx.forward_ref_input_to_ref_output(0, 0);
+    return absl::OkStatus();
+  }
+
+ protected:
+  // `vars` are the layout's variables, in order; the other inputs are
+  // checked.
+  virtual absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const = 0;
+  bool use_nesterov() const { return attrs_.use_nesterov; }
+
+ private:
+  const UpdateLayout& layout_;
+  const ApplyAttrs attrs_;
+};
+
 }  // namespace rill::training_util
 
 #endif  // RILL_KERNELS_CPU_TRAINING_UTIL_H_

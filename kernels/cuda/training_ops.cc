@@ -17,92 +17,62 @@
 namespace rill {
 namespace {
 
-using training_util::ApplyAttrs;
-using training_util::CheckedVariables;
-using training_util::RefInputLocks;
+using training_util::ApplyOp;
 
 // var -= alpha * delta.
 template <typename T>
-class GpuApplyGradientDescentOp final : public OpKernel {
+class GpuApplyGradientDescentOp final : public ApplyOp {
  public:
   explicit GpuApplyGradientDescentOp(const OpKernelConstruction& c)
-      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
-    {
-      const auto& layout = training_util::kGradientDescentLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      cuda::LaunchApplyGradientDescent(vars[0].data<T>(), ctx.input(1).data<T>(),
-                                       ctx.input(2).data<T>(), vars[0].NumElements(),
-                                       gpu->compute_stream());
-      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyGradientDescent"));
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+      : ApplyOp(c, training_util::kGradientDescentLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    cuda::LaunchApplyGradientDescent(vars[0].data<T>(), ctx.input(1).data<T>(),
+                                     ctx.input(2).data<T>(), vars[0].NumElements(),
+                                     gpu->compute_stream());
+    return CheckLaunch(ctx, "ApplyGradientDescent");
+  }
 };
 
 // accum = accum * momentum + grad; var -= lr * accum, or with Nesterov
 // var -= lr * grad + lr * momentum * accum.
 template <typename T>
-class GpuApplyMomentumOp final : public OpKernel {
+class GpuApplyMomentumOp final : public ApplyOp {
  public:
   explicit GpuApplyMomentumOp(const OpKernelConstruction& c)
-      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
-    {
-      const auto& layout = training_util::kMomentumLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      cuda::LaunchApplyMomentum(vars[0].data<T>(), vars[1].data<T>(), ctx.input(2).data<T>(),
-                                ctx.input(3).data<T>(), ctx.input(4).data<T>(), attrs_.use_nesterov,
-                                vars[0].NumElements(), gpu->compute_stream());
-      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyMomentum"));
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+      : ApplyOp(c, training_util::kMomentumLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    cuda::LaunchApplyMomentum(vars[0].data<T>(), vars[1].data<T>(), ctx.input(2).data<T>(),
+                              ctx.input(3).data<T>(), ctx.input(4).data<T>(), use_nesterov(),
+                              vars[0].NumElements(), gpu->compute_stream());
+    return CheckLaunch(ctx, "ApplyMomentum");
+  }
 };
 
 // lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t); m += (g - m) * (1 - beta1);
 // v += (g^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon), or
 // with Nesterov m replaced by m * beta1 + (1 - beta1) * g.
 template <typename T>
-class GpuApplyAdamOp final : public OpKernel {
+class GpuApplyAdamOp final : public ApplyOp {
  public:
-  explicit GpuApplyAdamOp(const OpKernelConstruction& c)
-      : OpKernel(c), attrs_(ApplyAttrs::From(c)) {}
-
-  absl::Status Compute(KernelContext& ctx) const override {
-    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
-    {
-      const auto& layout = training_util::kAdamLayout;
-      RefInputLocks locks(ctx, layout.VariableInputs(), attrs_.use_locking);
-      ASSIGN_OR_RETURN(std::vector<Tensor> vars, CheckedVariables(ctx, layout, attrs_.use_locking));
-      const cuda::AdamScalars<T> scalars = {ctx.input(3).data<T>(), ctx.input(4).data<T>(),
-                                            ctx.input(5).data<T>(), ctx.input(6).data<T>(),
-                                            ctx.input(7).data<T>(), ctx.input(8).data<T>()};
-      cuda::LaunchApplyAdam(vars[0].data<T>(), vars[1].data<T>(), vars[2].data<T>(), scalars,
-                            ctx.input(9).data<T>(), attrs_.use_nesterov, vars[0].NumElements(),
-                            gpu->compute_stream());
-      RETURN_IF_ERROR(CheckLaunch(ctx, "ApplyAdam"));
-    }
-    ctx.forward_ref_input_to_ref_output(0, 0);
-    return absl::OkStatus();
-  }
+  explicit GpuApplyAdamOp(const OpKernelConstruction& c) : ApplyOp(c, training_util::kAdamLayout) {}
 
  private:
-  const ApplyAttrs attrs_;
+  absl::Status Update(KernelContext& ctx, std::vector<Tensor>& vars) const override {
+    ASSIGN_OR_RETURN(GpuDeviceContext * gpu, GpuContext(ctx));
+    const cuda::AdamScalars<T> scalars = {ctx.input(3).data<T>(), ctx.input(4).data<T>(),
+                                          ctx.input(5).data<T>(), ctx.input(6).data<T>(),
+                                          ctx.input(7).data<T>(), ctx.input(8).data<T>()};
+    cuda::LaunchApplyAdam(vars[0].data<T>(), vars[1].data<T>(), vars[2].data<T>(), scalars,
+                          ctx.input(9).data<T>(), use_nesterov(), vars[0].NumElements(),
+                          gpu->compute_stream());
+    return CheckLaunch(ctx, "ApplyAdam");
+  }
 };
 
 }  // namespace
