@@ -15,6 +15,7 @@ int RunRunCommand(const std::vector<std::string>& args);
 int RunPlaceCommand(const std::vector<std::string>& args);
 int RunServerCommand(const std::vector<std::string>& args);
 int RunCheckpointCommand(const std::vector<std::string>& args);
+int RunKeygenCommand(const std::vector<std::string>& args);
 
 }  // namespace rill::cli
 

@@ -26,8 +26,11 @@ constexpr char kUsage[] =
     "      show the device of every node, a summary per device and, with --partition,\n"
     "      the tensors sent between devices; --dot draws it for Graphviz\n"
     "  server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...] --job_name=JOB\n"
-    "      --task_index=N [--bind HOST[:PORT]] [--no-ipc]   (or the cluster in TF_CONFIG)\n"
-    "      run one task of a cluster (a master and a worker) until SIGTERM or SIGINT\n"
+    "      --task_index=N [--bind HOST[:PORT]] [--no-ipc] [--curve_keys DIR]\n"
+    "      (or the cluster in TF_CONFIG) run one task of a cluster (a master and a worker)\n"
+    "      until SIGTERM or SIGINT; with --curve_keys only its key holders get in, encrypted\n"
+    "  keygen DIR [--server CLUSTER_DIR]\n"
+    "      write a CURVE key pair for a cluster, or for a client authorized in CLUSTER_DIR\n"
     "  checkpoint PREFIX [--tensor NAME]\n"
     "      list the tensors of a V2 checkpoint (name, dtype, shape, bytes), or print one;\n"
     "      PREFIX may also be its .index file or a directory with a 'checkpoint' file\n"
@@ -55,6 +58,7 @@ int main(int argc, char **argv) {
   if (command == "place") return rill::cli::RunPlaceCommand(args);
   if (command == "server") return rill::cli::RunServerCommand(args);
   if (command == "checkpoint") return rill::cli::RunCheckpointCommand(args);
+  if (command == "keygen") return rill::cli::RunKeygenCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

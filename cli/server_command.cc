@@ -23,15 +23,17 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
-    "                   [--device_count CPU=N[,GPU=N]] [--no-ipc]\n"
-    "       rill server [--bind HOST[:PORT]] [--device_count ...] [--no-ipc]\n"
-    "                   (cluster and task from TF_CONFIG)\n";
+    "                   [--device_count CPU=N[,GPU=N]] [--no-ipc] [--curve_keys DIR]\n"
+    "       rill server [--bind HOST[:PORT]] [--device_count ...] [--no-ipc] [--curve_keys DIR]\n"
+    "                   (cluster and task from TF_CONFIG)\n"
+    "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
+    "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n";
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(const ParsedArgs parsed,
                    ParseArgs(args,
                              {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync",
-                              "bind", "device_count"},
+                              "bind", "device_count", "curve_keys"},
                              {"no-ipc"}));
   if (!parsed.positional.empty()) {
     return absl::InvalidArgumentError(
@@ -40,7 +42,9 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   ServerOptions options;
   std::map<std::string, std::string> cluster_flags;
   for (const auto& [name, value] : parsed.values) {
-    if (name != "bind" && name != "device_count") cluster_flags[name] = value;
+    if (name != "bind" && name != "device_count" && name != "curve_keys") {
+      cluster_flags[name] = value;
+    }
   }
   if (!cluster_flags.empty()) {
     ASSIGN_OR_RETURN(options.config, ServerConfigFromFlags(cluster_flags));
@@ -49,6 +53,10 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   } else {
     return absl::InvalidArgumentError(
         "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
+  }
+  if (const auto keys = parsed.Value("curve_keys")) {
+    if (keys->empty()) return absl::InvalidArgumentError("--curve_keys: empty key directory");
+    options.config.curve_keys = *keys;
   }
   options.bind = parsed.Value("bind").value_or("");
   if (const auto count = parsed.Value("device_count")) {

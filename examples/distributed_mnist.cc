@@ -18,7 +18,10 @@
 //       [--device auto|cpu|gpu]
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
+//       [--curve_keys DIR]
 // (or the cluster and task in TF_CONFIG instead of the first four flags).
+// With --curve_keys (a directory from `rill keygen`, shared by the tasks)
+// every connection is authenticated and encrypted.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -67,6 +70,7 @@ struct Flags {
   // places), or the named kind.
   std::string device = "auto";
   std::string data_dir = kFashionMnistDir;
+  std::string curve_keys;  // A key directory: every task talks CURVE.
   int64_t log_every = 100;
   int64_t validate_every = 500;
   std::optional<int64_t> save_checkpoint_secs;
@@ -134,6 +138,8 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       flags.device = value;
     } else if (name == "data") {
       flags.data_dir = value;
+    } else if (name == "curve_keys") {
+      flags.curve_keys = value;
     } else if (name == "log_every") {
       RETURN_IF_ERROR(positive(name, value, &flags.log_every));
     } else if (name == "validate_every") {
@@ -171,12 +177,17 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
 }
 
 absl::StatusOr<ServerConfig> ClusterConfig(const Flags& flags) {
-  if (!flags.cluster.empty()) return ServerConfigFromFlags(flags.cluster);
-  if (const char* tf_config = std::getenv("TF_CONFIG"); tf_config != nullptr) {
-    return ServerConfigFromTfConfig(tf_config);
+  ServerConfig config;
+  if (!flags.cluster.empty()) {
+    ASSIGN_OR_RETURN(config, ServerConfigFromFlags(flags.cluster));
+  } else if (const char* tf_config = std::getenv("TF_CONFIG"); tf_config != nullptr) {
+    ASSIGN_OR_RETURN(config, ServerConfigFromTfConfig(tf_config));
+  } else {
+    return absl::InvalidArgumentError(
+        "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
   }
-  return absl::InvalidArgumentError(
-      "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
+  if (!flags.curve_keys.empty()) config.curve_keys = flags.curve_keys;
+  return config;
 }
 
 // A ps task only serves: its variables live in its server until it is
@@ -407,6 +418,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   const bool is_chief = task == 0;
   MonitoredTrainingSessionOptions options;
   options.manager.session_options.target = server->target();
+  options.manager.session_options.curve = server->curve();
   options.manager.recovery_wait = absl::Seconds(1);
   options.is_chief = is_chief;
   options.checkpoint_dir = flags.logdir;

@@ -16,6 +16,7 @@ absl::StatusOr<RpcClient*> ChannelCache::Get(const std::string& task) {
       ASSIGN_OR_RETURN(options.address,
                        cluster_.TaskAddress(spec.job.value_or(""), spec.task.value_or(-1)));
       options.inline_callbacks = true;
+      options.curve = curve_;
       return RpcClient::Connect(options);
     }();
     if (!connected.ok()) {

@@ -19,7 +19,9 @@ namespace rill {
 // Thread safety: all methods may be called concurrently.
 class ChannelCache {
  public:
-  explicit ChannelCache(ClusterSpec cluster) : cluster_(std::move(cluster)) {}
+  // With `curve`, every client speaks CURVE with those keys.
+  explicit ChannelCache(ClusterSpec cluster, std::shared_ptr<const CurveKeys> curve = nullptr)
+      : cluster_(std::move(cluster)), curve_(std::move(curve)) {}
 
   const ClusterSpec& cluster() const { return cluster_; }
   // The client of `task` ("/job:J/replica:0/task:T"); it lives as long as
@@ -29,6 +31,7 @@ class ChannelCache {
 
  private:
   const ClusterSpec cluster_;
+  const std::shared_ptr<const CurveKeys> curve_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<RpcClient>> clients_ ABSL_GUARDED_BY(mu_);
 };

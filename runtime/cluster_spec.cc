@@ -315,6 +315,10 @@ absl::StatusOr<ServerConfig> ServerConfigFromFlags(
       return FlagError("issync", absl::StrFormat("'%s' is not 0, 1, true or false", *issync));
     }
   }
+  if (const std::string* keys = FindFlag(flags, "curve_keys")) {
+    if (keys->empty()) return FlagError("curve_keys", "empty key directory");
+    config.curve_keys = *keys;
+  }
   return config;
 }
 
@@ -457,6 +461,13 @@ absl::StatusOr<ServerConfig> ServerConfigFromTfConfig(std::string_view json) {
     ASSIGN_OR_RETURN(config.task.index, TaskIndex(index->second));
   }
   RETURN_IF_ERROR(CheckTask(config.cluster, config.task, "TF_CONFIG task"));
+  if (const auto keys = fields.find("curve_keys"); keys != fields.end()) {
+    if (keys->second.kind_case() != Value::kStringValue || keys->second.string_value().empty()) {
+      return TfConfigError(
+          absl::StrFormat("curve_keys is %s, not a key directory", KindName(keys->second)));
+    }
+    config.curve_keys = keys->second.string_value();
+  }
   return config;
 }
 

@@ -64,11 +64,14 @@ struct ServerConfig {
   TaskId task;
   // --issync: accepted for the training programs that pass it.
   bool sync_replicas = false;
+  // --curve_keys, or TF_CONFIG's "curve_keys": the task's CURVE key
+  // directory (transport/curve.h); empty: no authentication, no encryption.
+  std::string curve_keys;
 };
 
 // The seed scripts' flags: "ps_hosts", "worker_hosts" (comma-separated
 // HOST:PORT lists; either may be absent but not both), "job_name",
-// "task_index", optional "issync" (0/1/true/false). INVALID_ARGUMENT
+// "task_index", optional "issync" (0/1/true/false) and "curve_keys". INVALID_ARGUMENT
 // naming the flag for a missing or malformed value, a job_name the
 // cluster lacks, or a task_index out of range.
 absl::StatusOr<ServerConfig> ServerConfigFromFlags(const std::map<std::string, std::string>& flags);

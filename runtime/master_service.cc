@@ -7,6 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "graph/status_macros.h"
 #include "runtime/rpc_body.h"
+#include "runtime/secure_random.h"
 #include "runtime/session_core.h"
 #include "transport/proto/cluster_rpc.pb.h"
 
@@ -55,7 +56,6 @@ MasterService::MasterService(const MasterServiceOptions& options)
           absl::StrFormat("/job:%s/replica:0/task:%d", options.task.job, options.task.index)),
       log_(options.log != nullptr ? options.log : stderr),
       workers_(std::make_unique<Workers>(task_name_, options.local_worker, options.channels)),
-      random_(std::random_device()()),
       blocking_pool_(std::make_unique<Eigen::ThreadPool>(2, /*allow_spinning=*/false)) {}
 
 MasterService::~MasterService() {
@@ -129,13 +129,10 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   if (!parsed.ok()) return done(parsed.status(), {});
   auto session = std::make_shared<Session>();
   SessionCoreOptions core;
-  {
-    absl::MutexLock lock(&mu_);
-    session->handle = absl::StrFormat("%016x", random_());
-    // Random, so that steps of masters on different tasks never collide on
-    // a worker.
-    core.first_step_id = random_() >> 1;
-  }
+  session->handle = SecureRandomHex();
+  // Random, so that steps of masters on different tasks never collide on a
+  // worker.
+  core.first_step_id = SecureRandom64() >> 1;
   core.handle = session->handle;
   core.workers = workers_.get();
   core.devices = DiscoverDevices();

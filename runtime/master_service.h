@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -74,7 +73,6 @@ class MasterService {
   std::unique_ptr<Workers> workers_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);
-  std::mt19937_64 random_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Eigen::ThreadPool> blocking_pool_;
 };
 

@@ -100,9 +100,11 @@ class RemoteSession final : public Session {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-absl::StatusOr<std::unique_ptr<RpcClient>> ConnectToMaster(const std::string& target) {
+absl::StatusOr<std::unique_ptr<RpcClient>> ConnectToMaster(const std::string& target,
+                                                           std::shared_ptr<const CurveKeys> curve) {
   RpcClientOptions options;
   ASSIGN_OR_RETURN(options.address, ParseTarget(target));
+  options.curve = std::move(curve);
   return RpcClient::Connect(options);
 }
 
@@ -127,7 +129,8 @@ absl::StatusOr<std::string> ParseTarget(const std::string& target) {
 
 absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& options,
                                                           const GraphDef& graph) {
-  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> master, ConnectToMaster(options.target));
+  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> master,
+                   ConnectToMaster(options.target, options.curve));
   CreateSessionRequest request;
   *request.mutable_graph() = graph;
   request.mutable_config()->set_allow_soft_placement(options.allow_soft_placement);
@@ -149,8 +152,9 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& 
 }
 
 absl::StatusOr<std::vector<std::string>> ListRemoteDevices(const std::string& target,
-                                                           absl::Duration timeout) {
-  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> master, ConnectToMaster(target));
+                                                           absl::Duration timeout,
+                                                           std::shared_ptr<const CurveKeys> curve) {
+  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> master, ConnectToMaster(target, std::move(curve)));
   ASSIGN_OR_RETURN(RpcMessage reply,
                    master->CallSync("ListDevices", RpcMessage(), absl::Now() + timeout));
   GetStatusReply devices;

@@ -24,9 +24,11 @@ absl::StatusOr<std::string> ParseTarget(const std::string& target);
 absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& options,
                                                           const GraphDef& graph);
 
-// The devices of the cluster behind `target`, as its master sees them.
-absl::StatusOr<std::vector<std::string>> ListRemoteDevices(const std::string& target,
-                                                           absl::Duration timeout);
+// The devices of the cluster behind `target`, as its master sees them
+// (through CURVE with `curve`).
+absl::StatusOr<std::vector<std::string>> ListRemoteDevices(
+    const std::string& target, absl::Duration timeout,
+    std::shared_ptr<const CurveKeys> curve = nullptr);
 
 }  // namespace rill
 

@@ -38,6 +38,17 @@ absl::StatusOr<std::string> BindAddress(const ServerOptions& options, const std:
   return absl::StrFormat("tcp://%s:%s", BindableHost(bind_host), bind_port);
 }
 
+absl::StatusOr<std::shared_ptr<const CurveKeys>> CurveKeysOf(const ServerOptions& options) {
+  if (options.curve != nullptr || options.config.curve_keys.empty()) return options.curve;
+  ASSIGN_OR_RETURN(CurveKeys keys, LoadCurveKeys(options.config.curve_keys));
+  return std::make_shared<const CurveKeys>(std::move(keys));
+}
+
+bool IsLoopback(const std::string& bind_address) {
+  const std::string host = SplitHostPort(bind_address.substr(bind_address.find("://") + 3)).first;
+  return host.starts_with("127.") || host == "[::1]" || host == "::1";
+}
+
 void LogCluster(std::FILE* log, const ClusterSpec& cluster) {
   for (const std::string& job : cluster.jobs()) {
     std::vector<std::string> tasks;
@@ -110,9 +121,11 @@ absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
 absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options,
                                                      const std::string& bind_address) {
   auto server = std::unique_ptr<Server>(new Server());
+  ASSIGN_OR_RETURN(server->curve_, CurveKeysOf(options));
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
+  rpc.curve = server->curve_;
   // Calls are refused as "still starting" until Serve gives the methods.
   ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc));
   return server;
@@ -125,7 +138,13 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   target_ = "zmq://" + address;
   std::FILE* log = options.log != nullptr ? options.log : stderr;
 
-  channels_ = std::make_unique<ChannelCache>(options.config.cluster);
+  channels_ = std::make_unique<ChannelCache>(options.config.cluster, curve_);
+  if (curve_ == nullptr && !IsLoopback(bind_address)) {
+    std::fprintf(log,
+                 "warning: %s listens on %s without CURVE keys (--curve_keys): anyone who reaches "
+                 "it can read and change every variable and read tensors on the wire\n",
+                 target_.c_str(), bind_address.c_str());
+  }
   WorkerOptions worker;
   worker.task = absl::StrFormat("/job:%s/replica:0/task:%d", task.job, task.index);
   worker.device_count = options.device_count;

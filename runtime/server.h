@@ -42,6 +42,10 @@ struct ServerOptions {
   // The kernels nodes run with; null: StandardKernels(). Must outlive the
   // server (tests register their own kernels).
   const KernelRegistry* kernel_registry = nullptr;
+  // CURVE keys: the server accepts only authorized clients and peers, and
+  // encrypts everything; its own calls to other tasks use them too. Null:
+  // read from config.curve_keys when that is set, else none.
+  std::shared_ptr<const CurveKeys> curve;
 };
 
 // Thread safety: all methods may be called concurrently.
@@ -69,6 +73,8 @@ class Server {
 
   // "zmq://HOST:PORT": what client sessions use.
   const std::string& target() const { return target_; }
+  // The keys its clients need (SessionOptions::curve); null without.
+  const std::shared_ptr<const CurveKeys>& curve() const { return curve_; }
   int port() const;
   // Returns once Stop has been called.
   void Join();
@@ -83,6 +89,7 @@ class Server {
   absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
 
   std::string target_;
+  std::shared_ptr<const CurveKeys> curve_;
   // Declared in the order they are made; destroyed transport first.
   std::unique_ptr<ChannelCache> channels_;
   std::unique_ptr<Worker> worker_;

@@ -19,12 +19,17 @@
 
 namespace rill {
 
+struct CurveKeys;  // transport/curve.h
+
 class KernelRegistry;
 
 struct SessionOptions {
   // Empty: run in this process. "zmq://HOST:PORT": run on the cluster
   // whose server listens there (its master places and runs the graph).
   std::string target;
+  // The CURVE keys of a cluster that uses them (transport/curve.h): a
+  // member's (Server::curve()) or a client's of that cluster.
+  std::shared_ptr<const CurveKeys> curve;
   // Threads of the inter-op pool (the executor) and the intra-op pool
   // (Eigen inside kernels). <= 0: one per hardware thread. With one
   // inter-op thread a step runs its nodes one after another on the thread

@@ -17,6 +17,7 @@
 #include "runtime/device_factory.h"
 #include "runtime/executor.h"
 #include "runtime/local_rendezvous.h"
+#include "runtime/secure_random.h"
 
 namespace rill {
 namespace {
@@ -293,7 +294,7 @@ void Worker::RegisterGraph(const RegisterGraphRequest& request, absl::Time,
                            std::function<void(absl::StatusOr<std::string>)> done) {
   absl::StatusOr<std::shared_ptr<const RegisteredGraph>> graph = Build(request);
   if (!graph.ok()) return done(graph.status());
-  std::string handle = absl::StrFormat("%s/graph-%d", task(), next_graph_.fetch_add(1));
+  std::string handle = absl::StrFormat("%s/graph-%s", task(), SecureRandomHex());
   {
     absl::MutexLock lock(&mu_);
     graphs_[handle] = *std::move(graph);

@@ -93,7 +93,6 @@ class Worker final : public WorkerInterface {
   std::vector<std::unique_ptr<Device>> devices_;
   // Steps that other tasks reach by id.
   mutable WorkerStepTable steps_;
-  std::atomic<int64_t> next_graph_{0};
 
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_

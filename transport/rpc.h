@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "graph/tensor.h"
+#include "transport/curve.h"
 
 namespace rill {
 
@@ -42,6 +43,9 @@ struct RpcServerOptions {
   int64_t max_message_bytes = int64_t{4} << 30;
   // Threads that run handlers (the socket thread never blocks on one).
   int handler_threads = 2;
+  // With keys, every endpoint speaks CURVE: only clients whose public key
+  // is authorized get in, and everything is encrypted.
+  std::shared_ptr<const CurveKeys> curve;
 };
 
 // Runs `request`; calls `reply` once (possibly later, from any thread). A
@@ -100,6 +104,8 @@ struct RpcClientOptions {
   absl::Duration heartbeat_interval = absl::Milliseconds(500);
   absl::Duration heartbeat_timeout = absl::Seconds(3);
   int64_t max_message_bytes = int64_t{4} << 30;
+  // With keys, connect with CURVE (to a server that has them).
+  std::shared_ptr<const CurveKeys> curve;
   // Run Call's `done` on the I/O thread itself, saving a thread wake per
   // reply. Only for callbacks that never block: they may Call again, but
   // must not wait for this client (CallSync, or a reply).

@@ -62,7 +62,7 @@ class RpcClient::Impl {
   absl::Status Connect() {
     RETURN_IF_ERROR(rpc_internal::CheckHostPort(options_.address, "peer address"));
     ASSIGN_OR_RETURN(wakeup_, Wakeup::Create());
-    rpc_internal::ConfigureSocket(tcp_, options_.max_message_bytes);
+    rpc_internal::ConfigureClientSocket(tcp_, options_);
     try {
       tcp_.connect("tcp://" + options_.address);
     } catch (const zmq::error_t& e) {
@@ -383,7 +383,7 @@ class RpcClient::Impl {
       return;
     }
     zmq::socket_t ipc(context_, zmq::socket_type::dealer);
-    rpc_internal::ConfigureSocket(ipc, options_.max_message_bytes);
+    rpc_internal::ConfigureClientSocket(ipc, options_);
     ipc.set(zmq::sockopt::immediate, 1);
     try {
       ipc.connect(hello.ipc_endpoint());

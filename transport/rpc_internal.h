@@ -25,7 +25,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "transport/curve.h"
 #include "transport/proto/rpc.pb.h"
+#include "transport/rpc.h"
 #include "zmq.hpp"
 #include "zmq_addon.hpp"
 
@@ -142,6 +144,12 @@ inline void ConfigureSocket(zmq::socket_t& socket, int64_t max_message_bytes) {
   socket.set(zmq::sockopt::linger, 0);
   socket.set(zmq::sockopt::sndhwm, 0);
   socket.set(zmq::sockopt::maxmsgsize, max_message_bytes);
+}
+
+// A client's socket: ConfigureSocket, and CURVE when the options have keys.
+inline void ConfigureClientSocket(zmq::socket_t& socket, const RpcClientOptions& options) {
+  ConfigureSocket(socket, options.max_message_bytes);
+  if (options.curve != nullptr) UseCurveAsClient(socket, *options.curve);
 }
 
 // Sends a multipart message without blocking. False when ZeroMQ refused it.

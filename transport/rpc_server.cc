@@ -170,6 +170,10 @@ class RpcServer::Impl {
     ASSIGN_OR_RETURN(std::unique_ptr<Wakeup> wakeup, Wakeup::Create());
     outbox_ = std::make_shared<Outbox>(std::move(wakeup), &router_);
     rpc_internal::ConfigureSocket(router_, options.max_message_bytes);
+    if (options.curve != nullptr) {
+      ASSIGN_OR_RETURN(authenticator_, CurveAuthenticator::Start(context_, *options.curve));
+      UseCurveAsServer(router_, *options.curve);
+    }
     try {
       router_.bind(address);
     } catch (const zmq::error_t& e) {
@@ -328,6 +332,8 @@ class RpcServer::Impl {
   std::atomic<const MethodTable*> served_{nullptr};
   // Constant after Start.
   zmq::context_t context_;
+  // Made in context_ and so declared after it.
+  std::unique_ptr<CurveAuthenticator> authenticator_;
   zmq::socket_t router_;  // Used by the socket thread once it runs.
   int port_ = 0;
   std::string ipc_directory_;

@@ -77,7 +77,7 @@ absl::StatusOr<std::unique_ptr<SyncSockets::Socket>> SyncSockets::Take() {
   }
   auto socket =
       std::make_unique<Socket>(Socket{zmq::socket_t(context_, zmq::socket_type::dealer), endpoint});
-  ConfigureSocket(socket->socket, options_.max_message_bytes);
+  ConfigureClientSocket(socket->socket, options_);
   try {
     socket->socket.connect(endpoint);
   } catch (const zmq::error_t& e) {

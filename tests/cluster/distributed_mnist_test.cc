@@ -15,9 +15,11 @@
 #include "absl/time/clock.h"
 #include "graph/proto/event.pb.h"
 #include "kernels/io/record_reader.h"
+#include "runtime/remote_session.h"
 #include "runtime/training/checkpoint_state.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
+#include "transport/curve.h"
 
 namespace rill {
 namespace {
@@ -147,6 +149,25 @@ TEST_F(DistributedMnist, TrainsTheConvolutionalModel) {
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 150);
   // Well above chance (0.1) after 150 steps.
   EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.6) << chief->Log();
+}
+
+// --curve_keys: the tasks share a key directory, train as without it, and
+// a client without the keys is refused by every task.
+TEST_F(DistributedMnist, TrainsWithCurveKeysAndRefusesAKeylessClient) {
+  if (!CurveAvailable()) GTEST_SKIP() << "this libzmq was built without CURVE";
+  const std::string keys = testing::MakeTempDir() + "/keys";
+  ASSERT_OK(WriteCurveKeys(keys, "").status());
+  auto ps = Task("ps", 0, {"--curve_keys=" + keys});
+  auto chief = Task("worker", 0, {"--train_steps=300", "--curve_keys=" + keys});
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.6) << chief->Log();
+  ASSERT_OK_AND_ASSIGN(const CurveKeys loaded, LoadCurveKeys(keys));
+  const std::string ps_target = "zmq://" + hosts_[0];
+  EXPECT_OK(
+      ListRemoteDevices(ps_target, absl::Seconds(20), std::make_shared<const CurveKeys>(loaded))
+          .status());
+  EXPECT_FALSE(ListRemoteDevices(ps_target, absl::Seconds(1)).ok());
+  EXPECT_TRUE(ps->Running());
 }
 
 // --device gpu: each worker computes on its GPU (the trace shows the

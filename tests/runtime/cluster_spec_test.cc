@@ -292,6 +292,29 @@ TEST(ServerConfigFromTfConfig, TakesAMissingIndexAsZeroAndAStringIndex) {
   EXPECT_EQ(text.task.index, 1);
 }
 
+TEST(ServerConfigFromTfConfig, ReadsTheCurveKeyDirectory) {
+  ASSERT_OK_AND_ASSIGN(
+      const ServerConfig config,
+      ServerConfigFromTfConfig(R"({"cluster": {"ps": ["h:1"]}, "task": {"type": "ps"},
+                                                    "curve_keys": "/etc/rill/keys"})"));
+  EXPECT_EQ(config.curve_keys, "/etc/rill/keys");
+  EXPECT_THAT(ServerConfigFromTfConfig(
+                  R"({"cluster": {"ps": ["h:1"]}, "task": {"type": "ps"}, "curve_keys": 3})"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("curve_keys")));
+}
+
+TEST(ServerConfigFromFlags, ReadsTheCurveKeyDirectory) {
+  ASSERT_OK_AND_ASSIGN(const ServerConfig config,
+                       ServerConfigFromFlags({{"ps_hosts", "localhost:2222"},
+                                              {"job_name", "ps"},
+                                              {"task_index", "0"},
+                                              {"curve_keys", "keys"}}));
+  EXPECT_EQ(config.curve_keys, "keys");
+  EXPECT_TRUE(ServerConfigFromFlags(
+                  {{"ps_hosts", "localhost:2222"}, {"job_name", "ps"}, {"task_index", "0"}})
+                  ->curve_keys.empty());
+}
+
 TEST(ServerConfigFromTfConfig, MalformedJsonNamesTheProblemAndOffset) {
   EXPECT_THAT(ServerConfigFromTfConfig(R"({"cluster": x})"),
               StatusIs(kInvalid, AllOf(HasSubstr("TF_CONFIG: invalid JSON"),

@@ -1,0 +1,270 @@
+#include "transport/curve.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "graph/status_macros.h"
+#include "tests/test_util.h"
+#include "transport/rpc.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class Curve : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!CurveAvailable()) GTEST_SKIP() << "this libzmq was built without CURVE";
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("curve_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Dir(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+std::shared_ptr<const CurveKeys> Keys(const std::string& dir) {
+  absl::StatusOr<CurveKeys> keys = LoadCurveKeys(dir);
+  EXPECT_OK(keys);
+  return keys.ok() ? std::make_shared<const CurveKeys>(*std::move(keys)) : nullptr;
+}
+
+TEST_F(Curve, KeygenWritesAPairThatLoadsAndTrustsItself) {
+  ASSERT_OK_AND_ASSIGN(const std::string public_key, WriteCurveKeys(Dir("cluster"), ""));
+  EXPECT_EQ(public_key.size(), 40u);
+  struct stat st;
+  ASSERT_EQ(stat((Dir("cluster") + "/secret.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_OK_AND_ASSIGN(const CurveKeys keys, LoadCurveKeys(Dir("cluster")));
+  EXPECT_EQ(keys.public_key, public_key);
+  EXPECT_EQ(keys.server_public_key, public_key);
+  EXPECT_TRUE(keys.authorized.contains(public_key));
+  // A pair is never overwritten.
+  EXPECT_THAT(WriteCurveKeys(Dir("cluster"), "").status(),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("secret.key")));
+}
+
+TEST_F(Curve, AClientOfAClusterIsAuthorizedThereAndKnowsItsServers) {
+  ASSERT_OK_AND_ASSIGN(const std::string cluster_key, WriteCurveKeys(Dir("cluster"), ""));
+  ASSERT_OK_AND_ASSIGN(const std::string client_key, WriteCurveKeys(Dir("client"), Dir("cluster")));
+  ASSERT_OK_AND_ASSIGN(const CurveKeys client, LoadCurveKeys(Dir("client")));
+  EXPECT_EQ(client.server_public_key, cluster_key);
+  ASSERT_OK_AND_ASSIGN(const CurveKeys cluster, LoadCurveKeys(Dir("cluster")));
+  EXPECT_TRUE(cluster.authorized.contains(client_key));
+}
+
+TEST_F(Curve, BadKeyFilesAreNamed) {
+  EXPECT_THAT(LoadCurveKeys(Dir("missing")).status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("public.key")));
+  ASSERT_OK(WriteCurveKeys(Dir("a"), "").status());
+  ASSERT_OK(WriteCurveKeys(Dir("b"), "").status());
+  std::filesystem::copy_file(Dir("b") + "/secret.key", Dir("a") + "/secret.key",
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_THAT(LoadCurveKeys(Dir("a")).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is not the secret key")));
+  std::ofstream(Dir("b") + "/authorized_keys", std::ios::app) << "# a comment\nnot-a-key\n";
+  EXPECT_THAT(LoadCurveKeys(Dir("b")).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("authorized_keys:3")));
+}
+
+// Forwards one TCP connection to `target_port` and keeps every byte that
+// crosses it, as a capture on the wire would.
+class Relay {
+ public:
+  explicit Relay(int target_port) : target_port_(target_port) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(listen(listener_, 4), 0);
+    EXPECT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Relay() {
+    stopping_ = true;
+    thread_.join();
+    close(listener_);
+  }
+
+  int port() const { return port_; }
+  std::string captured() {
+    absl::MutexLock lock(&mu_);
+    return captured_;
+  }
+
+ private:
+  void Run() {
+    std::vector<int> client_fds, server_fds;
+    while (!stopping_) {
+      std::vector<pollfd> fds = {{listener_, POLLIN, 0}};
+      for (size_t i = 0; i < client_fds.size(); ++i) {
+        fds.push_back({client_fds[i], POLLIN, 0});
+        fds.push_back({server_fds[i], POLLIN, 0});
+      }
+      if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+      if (fds[0].revents & POLLIN) {
+        const int client = accept(listener_, nullptr, nullptr);
+        const int server = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = htons(static_cast<uint16_t>(target_port_));
+        if (connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+          client_fds.push_back(client);
+          server_fds.push_back(server);
+        } else {
+          close(client);
+          close(server);
+        }
+      }
+      for (size_t f = 1; f < fds.size(); ++f) {
+        if (!(fds[f].revents & (POLLIN | POLLHUP))) continue;
+        const size_t pair = (f - 1) / 2;
+        const int from = fds[f].fd;
+        const int to = from == client_fds[pair] ? server_fds[pair] : client_fds[pair];
+        char buffer[65536];
+        const ssize_t n = read(from, buffer, sizeof(buffer));
+        if (n <= 0) continue;
+        {
+          absl::MutexLock lock(&mu_);
+          captured_.append(buffer, static_cast<size_t>(n));
+        }
+        for (ssize_t sent = 0; sent < n;) {
+          const ssize_t w = write(to, buffer + sent, static_cast<size_t>(n - sent));
+          if (w <= 0) break;
+          sent += w;
+        }
+      }
+    }
+    for (int fd : client_fds) close(fd);
+    for (int fd : server_fds) close(fd);
+  }
+
+  const int target_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+  absl::Mutex mu_;
+  std::string captured_ ABSL_GUARDED_BY(mu_);
+};
+
+void Echo(RpcMessage request, RpcDone done) { done(absl::OkStatus(), std::move(request)); }
+
+std::unique_ptr<RpcServer> StartServer(std::shared_ptr<const CurveKeys> keys) {
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  options.bind_ipc = false;
+  options.curve = std::move(keys);
+  absl::StatusOr<std::unique_ptr<RpcServer>> server =
+      RpcServer::Start(options, {RpcMethod{.name = "echo", .handler = Echo}});
+  EXPECT_OK(server);
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+absl::StatusOr<RpcMessage> CallEcho(int port, std::shared_ptr<const CurveKeys> keys,
+                                    RpcMessage request, absl::Duration timeout) {
+  RpcClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.prefer_ipc = false;
+  options.curve = std::move(keys);
+  options.heartbeat_interval = absl::Milliseconds(50);
+  options.heartbeat_timeout = timeout;
+  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> client, RpcClient::Connect(options));
+  return client->CallSync("echo", std::move(request), absl::Now() + timeout);
+}
+
+// A tensor whose bytes are easy to find in a capture.
+RpcMessage Marked() {
+  RpcMessage message;
+  message.body = "request";
+  Tensor t(DT_UINT8, TensorShape({4096}));
+  const std::string mark = "rill-plaintext-mark:";
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<uint8_t>()[i] = mark[i % mark.size()];
+  message.tensors.push_back(t);
+  return message;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+TEST_F(Curve, MembersTalkEncryptedAndNoTensorByteCrossesInPlaintext) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  const std::shared_ptr<const CurveKeys> keys = Keys(Dir("cluster"));
+  ASSERT_NE(keys, nullptr);
+  std::unique_ptr<RpcServer> server = StartServer(keys);
+  ASSERT_NE(server, nullptr);
+  Relay relay(server->port());
+  ASSERT_OK_AND_ASSIGN(RpcMessage reply, CallEcho(relay.port(), keys, Marked(), absl::Seconds(20)));
+  ASSERT_EQ(reply.tensors.size(), 1u);
+  EXPECT_EQ(reply.tensors[0].NumElements(), 4096);
+  const std::string captured = relay.captured();
+  EXPECT_GT(captured.size(), 8192u);
+  EXPECT_FALSE(Contains(captured, "rill-plaintext-mark:rill-plaintext-mark:"));
+  EXPECT_FALSE(Contains(captured, "request"));
+}
+
+TEST_F(Curve, WithoutKeysTheSameCallCrossesInPlaintext) {
+  // The control for the test above: the relay does see what is sent.
+  std::unique_ptr<RpcServer> server = StartServer(nullptr);
+  ASSERT_NE(server, nullptr);
+  Relay relay(server->port());
+  ASSERT_OK(CallEcho(relay.port(), nullptr, Marked(), absl::Seconds(20)).status());
+  EXPECT_TRUE(Contains(relay.captured(), "rill-plaintext-mark:rill-plaintext-mark:"));
+}
+
+TEST_F(Curve, AClientOfTheClusterGetsIn) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  ASSERT_OK(WriteCurveKeys(Dir("client"), Dir("cluster")).status());
+  std::unique_ptr<RpcServer> server = StartServer(Keys(Dir("cluster")));
+  ASSERT_NE(server, nullptr);
+  EXPECT_OK(CallEcho(server->port(), Keys(Dir("client")), Marked(), absl::Seconds(20)).status());
+}
+
+TEST_F(Curve, StrangersAreRefused) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  ASSERT_OK(WriteCurveKeys(Dir("stranger"), "").status());
+  std::unique_ptr<RpcServer> server = StartServer(Keys(Dir("cluster")));
+  ASSERT_NE(server, nullptr);
+  // No keys at all, and a key pair the cluster never authorized (which
+  // also does not know the cluster's public key).
+  EXPECT_FALSE(CallEcho(server->port(), nullptr, Marked(), absl::Seconds(1)).ok());
+  EXPECT_FALSE(CallEcho(server->port(), Keys(Dir("stranger")), Marked(), absl::Seconds(1)).ok());
+  // A stranger holding the cluster's public key is still refused.
+  ASSERT_OK_AND_ASSIGN(CurveKeys forged, LoadCurveKeys(Dir("stranger")));
+  forged.server_public_key = Keys(Dir("cluster"))->public_key;
+  EXPECT_FALSE(CallEcho(server->port(), std::make_shared<const CurveKeys>(forged), Marked(),
+                        absl::Seconds(1))
+                   .ok());
+  // The server stays up for its members.
+  EXPECT_OK(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), absl::Seconds(20)).status());
+}
+
+}  // namespace
+}  // namespace rill
