@@ -22,8 +22,8 @@ namespace {
 constexpr size_t kBufferSize = 256 * 1024;
 
 absl::Status ErrnoError(std::string_view what, const std::string& path, int error) {
-  const std::string message = absl::StrFormat("%s '%s': %s", std::string(what), path,
-                                              std::strerror(error));
+  const std::string message =
+      absl::StrFormat("%s '%s': %s", std::string(what), path, std::strerror(error));
   switch (error) {
     case ENOENT:
       return absl::NotFoundError(message);
@@ -52,6 +52,16 @@ absl::Status SyncDirectoryOf(const std::string& path) {
     return ErrnoError("cannot sync directory", dir, error);
   }
   return absl::OkStatus();
+}
+
+// What a file that is not a regular one is, for messages.
+const char* FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
 }
 
 }  // namespace
@@ -133,15 +143,21 @@ absl::Status WritableFile::Close() {
 
 RandomAccessFile::~RandomAccessFile() { close(fd_); }
 
-absl::StatusOr<std::unique_ptr<RandomAccessFile>> RandomAccessFile::Open(
-    const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<std::unique_ptr<RandomAccessFile>> RandomAccessFile::Open(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+  // the check below could refuse it.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     const int error = errno;
     close(fd);
     return ErrnoError("cannot stat", path, error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrFormat("cannot open '%s': %s, not a regular file",
+                                                      path, FileTypeName(st.st_mode)));
   }
   return std::unique_ptr<RandomAccessFile>(
       new RandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
@@ -170,9 +186,9 @@ absl::StatusOr<uint64_t> RandomAccessFile::CurrentSize() const {
 absl::Status RandomAccessFile::Read(uint64_t offset, size_t n, char* dst) const {
   ASSIGN_OR_RETURN(const size_t got, ReadUpTo(offset, n, dst));
   if (got != n) {
-    return absl::DataLossError(absl::StrFormat(
-        "'%s' is truncated: wanted %d bytes at offset %d, the file has %d bytes", path_, n,
-        offset, size_));
+    return absl::DataLossError(
+        absl::StrFormat("'%s' is truncated: wanted %d bytes at offset %d, the file has %d bytes",
+                        path_, n, offset, size_));
   }
   return absl::OkStatus();
 }

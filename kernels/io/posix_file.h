@@ -62,6 +62,9 @@ class WritableFile {
 // concurrently.
 class RandomAccessFile {
  public:
+  // Positioned reads need a file with a size and an end, which a FIFO, a
+  // socket or a device (/dev/zero) lacks: INVALID_ARGUMENT for anything but
+  // a regular file, found without waiting for a FIFO's writer.
   static absl::StatusOr<std::unique_ptr<RandomAccessFile>> Open(const std::string& path);
   ~RandomAccessFile();
   RandomAccessFile(const RandomAccessFile&) = delete;
