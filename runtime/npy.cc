@@ -410,11 +410,8 @@ absl::StatusOr<Tensor> ParseNpy(std::string_view bytes) {
 
 absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_data_bytes) {
   absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> file = io::RandomAccessFile::Open(path);
-  if (!file.ok()) {
-    // Its message names the file already.
-    if (absl::IsInvalidArgument(file.status())) return file.status();
-    return absl::NotFoundError(file.status().message());
-  }
+  if (absl::IsInvalidArgument(file.status())) return file.status();  // Not a regular file.
+  if (!file.ok()) return absl::NotFoundError(WithPath(path, "cannot open file"));
   auto tensor = ReadNpyFile(**file, max_data_bytes);
   if (!tensor.ok()) {
     return absl::Status(tensor.status().code(),

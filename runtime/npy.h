@@ -27,7 +27,7 @@ absl::StatusOr<Tensor> ParseNpy(std::string_view bytes);
 // As ParseNpy, for a regular file: its header is read and checked first,
 // then exactly the data the header's shape and dtype need (refused when
 // over `max_data_bytes`, or when the file holds less or more). Messages
-// start with the path. NOT_FOUND when the file cannot be opened;
+// name the path. NOT_FOUND when the file cannot be opened;
 // INVALID_ARGUMENT, found without blocking, for a FIFO, a device or
 // anything else that is not a regular file.
 absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_data_bytes = kMaxNpyDataBytes);

@@ -64,7 +64,50 @@ const char* FileTypeName(mode_t mode) {
   return "a special file";
 }
 
+// Closes a descriptor on every return path.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// An openat beneath `dir_fd` failed: a symbolic link there is named as
+// such rather than by the errno O_NOFOLLOW gives for it (ELOOP, ENOTDIR).
+absl::Status BeneathError(int dir_fd, const std::string& name, const std::string& shown,
+                          int error) {
+  struct stat st {};
+  if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot write '%s': it is a symbolic link, which is not followed", shown));
+  }
+  return ErrnoError("cannot open for writing", shown, error);
+}
+
 }  // namespace
+
+bool IsPlainRelativePath(std::string_view path) {
+  if (path.empty()) return false;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(path.find('/', begin), path.size());
+    const std::string_view part = path.substr(begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (end == path.size()) return true;
+    begin = end + 1;
+  }
+}
 
 WritableFile::WritableFile(std::string path, int fd, uint64_t size)
     : path_(std::move(path)), fd_(fd), size_(size) {
@@ -86,6 +129,36 @@ absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::Open(const std::stri
   }
   return std::unique_ptr<WritableFile>(
       new WritableFile(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::CreateBeneath(
+    const std::string& dir, const std::string& relative) {
+  if (!IsPlainRelativePath(relative)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' is not a relative path of plain names (none empty, '.' or '..')", relative));
+  }
+  RETURN_IF_ERROR(CreateDirectories(dir));
+  ScopedFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return ErrnoError("cannot open directory", dir, errno);
+  std::string shown = dir;
+  size_t begin = 0;
+  for (size_t slash; (slash = relative.find('/', begin)) != std::string::npos; begin = slash + 1) {
+    const std::string part = relative.substr(begin, slash - begin);
+    shown += "/" + part;
+    if (mkdirat(dir_fd.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError("cannot create directory", shown, errno);
+    }
+    const int next =
+        openat(dir_fd.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return BeneathError(dir_fd.get(), part, shown, errno);
+    dir_fd.reset(next);
+  }
+  const std::string name = relative.substr(begin);
+  shown += "/" + name;
+  const int fd = openat(dir_fd.get(), name.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return BeneathError(dir_fd.get(), name, shown, errno);
+  return std::unique_ptr<WritableFile>(new WritableFile(shown, fd, 0));
 }
 
 WritableFile::~WritableFile() {
