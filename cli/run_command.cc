@@ -24,6 +24,7 @@
 #include "graph/graph_io.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
+#include "kernels/io/posix_file.h"
 #include "ops/registry.h"
 #include "placement/replica_device_setter.h"
 #include "runtime/npy.h"
@@ -43,7 +44,10 @@ constexpr char kUsage[] =
     "                [--log_device_placement] [--device_count CPU=N[,GPU=N]]\n"
     "                [--allow_soft_placement]\n"
     "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
-    "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n";
+    "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n"
+    "--out DIR writes one DIR/NAME.npy per fetch, with ':' as '_' (\"w:0\" is DIR/w_0.npy)\n"
+    "and each '/' a subdirectory; a name with an empty, '.' or '..' part is refused, and\n"
+    "no symbolic link inside DIR is followed.\n";
 
 struct RunFlags {
   std::string graph_path;
@@ -68,6 +72,13 @@ struct RunFlags {
   std::optional<std::string> restore;
   std::optional<std::string> save;
 };
+
+// The file --out writes a fetch to, relative to its directory: "w:0" is
+// "w_0.npy"; a '/' in a name is a subdirectory.
+std::string FetchFileName(std::string fetch) {
+  std::replace(fetch.begin(), fetch.end(), ':', '_');
+  return fetch + ".npy";
+}
 
 // The repeatable options are taken out first; the shared parser handles
 // the rest (and rejects anything it does not know).
@@ -141,6 +152,16 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   }
   flags.json = parsed.Has("json");
   flags.out_dir = parsed.Value("out");
+  if (flags.out_dir) {
+    for (const std::string& fetch : flags.fetches) {
+      if (!io::IsPlainRelativePath(FetchFileName(fetch))) {
+        return absl::InvalidArgumentError(fmt::format(
+            "--out: fetch '{}' names no file inside {}: its file '{}' has an empty, '.' or '..' "
+            "part",
+            fetch, *flags.out_dir, FetchFileName(fetch)));
+      }
+    }
+  }
   flags.log_device_placement = parsed.Has("log_device_placement");
   flags.allow_soft_placement = parsed.Has("allow_soft_placement");
   if (const auto count = parsed.Value("device_count")) {
@@ -236,20 +257,16 @@ absl::Status PrintFetches(const RunFlags& flags, const std::vector<Tensor>& valu
   return absl::OkStatus();
 }
 
-// One .npy per fetch, named after the tensor with ':' as '_' ("w:0" is
-// DIR/w_0.npy); a '/' in a name is a subdirectory.
+// One .npy per fetch under --out; ParseRunFlags has checked that every
+// name stays inside the directory.
 absl::Status SaveFetches(const RunFlags& flags, const std::vector<Tensor>& values) {
   for (size_t i = 0; i < values.size(); ++i) {
-    std::string file = flags.fetches[i];
-    std::replace(file.begin(), file.end(), ':', '_');
-    const std::filesystem::path path = std::filesystem::path(*flags.out_dir) / (file + ".npy");
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    if (error) {
-      return absl::PermissionDeniedError(
-          fmt::format("cannot create {}: {}", path.parent_path().string(), error.message()));
-    }
-    RETURN_IF_ERROR(WriteNpy(path.string(), values[i]));
+    const std::string file = FetchFileName(flags.fetches[i]);
+    ASSIGN_OR_RETURN(const std::string bytes, SerializeNpy(values[i]));
+    ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> out,
+                     io::WritableFile::CreateBeneath(*flags.out_dir, file));
+    RETURN_IF_ERROR(out->Append(bytes));
+    RETURN_IF_ERROR(out->Close());
   }
   return absl::OkStatus();
 }
@@ -320,8 +337,8 @@ absl::Status Run(const RunFlags& flags) {
     if (!loaded.saver.has_value()) {
       absl::StatusOr<SaverDef> found = FindSaverDef(def);
       if (!found.ok()) {
-        return absl::InvalidArgumentError(fmt::format(
-            "--restore/--save: {}: {}", flags.graph_path, std::string(found.status().message())));
+        return absl::InvalidArgumentError(fmt::format("--restore/--save: {}: {}", flags.graph_path,
+                                                      std::string(found.status().message())));
       }
       loaded.saver = *found;
     }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/struct.pb.h"
@@ -99,6 +100,27 @@ std::vector<std::string_view> Split(std::string_view text, char separator) {
   return pieces;
 }
 
+// Two tasks at one address would be one server answering for both (or
+// the second failing to bind). Host names compare without case, as DNS
+// does; names that resolve alike ("localhost", "127.0.0.1") are not
+// caught here.
+absl::Status CheckDistinctAddresses(const SparseJobs& jobs) {
+  std::map<std::string, std::pair<std::string, int>> owners;  // address -> (job, task)
+  for (const auto& [job, tasks] : jobs) {
+    for (const auto& [index, address] : tasks) {
+      const auto [it, inserted] =
+          owners.emplace(absl::AsciiStrToLower(address), std::pair(job, index));
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "job '%s' task %d and job '%s' task %d share the address '%s'; each task needs an "
+            "address of its own",
+            it->second.first, it->second.second, job, index, address));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ClusterSpec> ClusterSpec::FromJobs(
@@ -132,6 +154,7 @@ absl::StatusOr<ClusterSpec> ClusterSpec::FromSparseJobs(const SparseJobs& jobs) 
       }
     }
   }
+  RETURN_IF_ERROR(CheckDistinctAddresses(jobs));
   ClusterSpec spec;
   spec.jobs_ = jobs;
   return spec;

@@ -20,7 +20,8 @@ class ClusterSpec {
 
   // job -> addresses; task i is addresses[i]. INVALID_ARGUMENT (naming the
   // job and task) for an empty or malformed job name, a job without tasks,
-  // or an address that is not HOST:PORT with PORT in 1..65535.
+  // an address that is not HOST:PORT with PORT in 1..65535, or two tasks
+  // with the same address (naming both).
   static absl::StatusOr<ClusterSpec> FromJobs(
       const std::map<std::string, std::vector<std::string>>& jobs);
   // job -> {task index: address}; indices need not be contiguous (a

@@ -1,15 +1,17 @@
 #include "runtime/npy.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
+#include "kernels/io/posix_file.h"
 
 namespace rill {
 namespace {
@@ -20,6 +22,11 @@ constexpr size_t kMagicLen = 6;
 // first dimension to grow to this many digits.
 constexpr size_t kAlign = 64;
 constexpr size_t kGrowthDigits = 21;
+// Magic, version and the longest (4-byte) header length field.
+constexpr size_t kMaxPreambleLen = kMagicLen + 2 + 4;
+// numpy writes headers of a few hundred bytes for the dtypes read here;
+// this bounds what a bad length field can make a reader allocate.
+constexpr size_t kMaxHeaderLen = 64 * 1024;
 
 struct NpyType {
   DataType dtype;
@@ -240,13 +247,19 @@ std::string WithPath(const std::string& path, std::string_view message) {
   return absl::StrFormat("%s: %s", path, message);
 }
 
-}  // namespace
+// Where the header dict lies, from the magic, version and length fields.
+struct Preamble {
+  size_t header_offset;
+  size_t header_len;
+};
 
-absl::StatusOr<Tensor> ParseNpy(std::string_view bytes) {
-  if (bytes.size() < kMagicLen + 2 || bytes.substr(0, kMagicLen) != std::string_view(kMagic)) {
+// `prefix` holds at least the first kMaxPreambleLen bytes of an input of
+// `input_size` bytes, or all of it when shorter.
+absl::StatusOr<Preamble> ParsePreamble(std::string_view prefix, size_t input_size) {
+  if (prefix.size() < kMagicLen + 2 || prefix.substr(0, kMagicLen) != std::string_view(kMagic)) {
     return absl::InvalidArgumentError("not an npy file: bad magic at byte offset 0");
   }
-  const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+  const auto* raw = reinterpret_cast<const unsigned char*>(prefix.data());
   const int major = raw[kMagicLen], minor = raw[kMagicLen + 1];
   if ((major != 1 && major != 2 && major != 3) || minor != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -254,22 +267,38 @@ absl::StatusOr<Tensor> ParseNpy(std::string_view bytes) {
   }
   const int len_bytes = major == 1 ? 2 : 4;
   const size_t len_offset = kMagicLen + 2;
-  if (bytes.size() < len_offset + len_bytes) {
+  if (prefix.size() < len_offset + len_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "truncated npy header: the header length at byte offset %d needs %d bytes, the input "
         "has %d",
-        len_offset, len_bytes, bytes.size() - len_offset));
+        len_offset, len_bytes, prefix.size() - len_offset));
   }
-  const size_t header_len = ReadLittleEndian(raw + len_offset, len_bytes);
-  const size_t header_offset = len_offset + len_bytes;
-  if (bytes.size() - header_offset < header_len) {
+  const Preamble preamble{len_offset + len_bytes, ReadLittleEndian(raw + len_offset, len_bytes)};
+  if (preamble.header_len > kMaxHeaderLen) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("npy header length %d at byte offset %d is over the limit of %d bytes",
+                        preamble.header_len, len_offset, kMaxHeaderLen));
+  }
+  if (input_size - preamble.header_offset < preamble.header_len) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "truncated npy header: %d bytes from byte offset %d, but the input ends at byte offset "
         "%d",
-        header_len, header_offset, bytes.size()));
+        preamble.header_len, preamble.header_offset, input_size));
   }
-  ASSIGN_OR_RETURN(const Header header,
-                   HeaderParser(bytes.substr(header_offset, header_len), header_offset).Parse());
+  return preamble;
+}
+
+// What the header says the data is, and where it lies.
+struct Layout {
+  Header header;
+  NpyType type;
+  TensorShape shape;
+  size_t data_offset;
+  size_t data_bytes;
+};
+
+absl::StatusOr<Layout> ParseLayout(std::string_view header_text, const Preamble& preamble) {
+  ASSIGN_OR_RETURN(Header header, HeaderParser(header_text, preamble.header_offset).Parse());
   ASSIGN_OR_RETURN(const NpyType type, TypeFromDescr(header.descr));
   auto shape = TensorShape::Create(header.shape);
   if (!shape.ok() || header.shape.size() > static_cast<size_t>(kMaxTensorRank)) {
@@ -281,47 +310,109 @@ absl::StatusOr<Tensor> ParseNpy(std::string_view bytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("npy shape %s is too large", ShapeRepr(header.shape)));
   }
-  const size_t data_offset = header_offset + header_len;
+  const size_t data_offset = preamble.header_offset + preamble.header_len;
   const size_t data_bytes = static_cast<size_t>(count) * type.size;
-  const size_t available = bytes.size() - data_offset;
-  if (available < data_bytes) {
+  return Layout{std::move(header), type, *std::move(shape), data_offset, data_bytes};
+}
+
+// The data must fill the input to its end, no less and no more.
+absl::Status CheckDataSize(const Layout& layout, size_t input_size) {
+  const size_t available = input_size - layout.data_offset;
+  if (available < layout.data_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "truncated npy data: shape %s of '%s' needs %d bytes from byte offset %d, but the input "
         "ends at byte offset %d",
-        ShapeRepr(header.shape), header.descr, data_bytes, data_offset, bytes.size()));
+        ShapeRepr(layout.header.shape), layout.header.descr, layout.data_bytes, layout.data_offset,
+        input_size));
   }
-  if (available > data_bytes) {
+  if (available > layout.data_bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "npy data of shape %s of '%s' ends at byte offset %d, followed by %d unexpected bytes",
-        ShapeRepr(header.shape), header.descr, data_offset + data_bytes, available - data_bytes));
+        ShapeRepr(layout.header.shape), layout.header.descr, layout.data_offset + layout.data_bytes,
+        available - layout.data_bytes));
   }
-  const char* data = bytes.data() + data_offset;
-  if (type.dtype == DT_BOOL) {
-    for (size_t i = 0; i < data_bytes; ++i) {
+  return absl::OkStatus();
+}
+
+bool NeedsReorder(const Layout& layout) {
+  return layout.header.fortran_order && layout.header.shape.size() > 1;
+}
+
+// Checks `data` (layout.data_bytes bytes) and puts it into `tensor`, which
+// holds layout's dtype and shape, in row-major order. `data` may be the
+// tensor's own buffer when the layout needs no reordering.
+absl::Status FillTensor(const Layout& layout, const char* data, Tensor& tensor) {
+  if (layout.type.dtype == DT_BOOL) {
+    for (size_t i = 0; i < layout.data_bytes; ++i) {
       if (data[i] != 0 && data[i] != 1) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("npy bool at byte offset %d is %d, not 0 or 1", data_offset + i,
+            absl::StrFormat("npy bool at byte offset %d is %d, not 0 or 1", layout.data_offset + i,
                             static_cast<unsigned char>(data[i])));
       }
     }
   }
-  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(CpuAllocator(), type.dtype, *shape));
   char* out = static_cast<char*>(tensor.raw_data());
-  if (header.fortran_order && header.shape.size() > 1) {
-    FortranToRowMajor(data, out, header.shape, type.size, count);
-  } else if (data_bytes > 0) {
-    std::memcpy(out, data, data_bytes);
+  if (NeedsReorder(layout)) {
+    FortranToRowMajor(data, out, layout.header.shape, layout.type.size,
+                      layout.shape.num_elements());
+  } else if (layout.data_bytes > 0 && out != data) {
+    std::memcpy(out, data, layout.data_bytes);
   }
+  return absl::OkStatus();
+}
+
+// Every read is bounded by the file's size when opened; a file that
+// changes meanwhile is caught by reading one byte past the expected end.
+absl::StatusOr<Tensor> ReadNpyFile(const io::RandomAccessFile& file, int64_t max_data_bytes) {
+  const size_t size = file.size();
+  std::string prefix(std::min(size, kMaxPreambleLen), '\0');
+  RETURN_IF_ERROR(file.Read(0, prefix.size(), prefix.data()));
+  ASSIGN_OR_RETURN(const Preamble preamble, ParsePreamble(prefix, size));
+  std::string header(preamble.header_len, '\0');
+  RETURN_IF_ERROR(file.Read(preamble.header_offset, header.size(), header.data()));
+  ASSIGN_OR_RETURN(const Layout layout, ParseLayout(header, preamble));
+  if (layout.data_bytes > static_cast<uint64_t>(max_data_bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "npy shape %s of '%s' is %d bytes of data, over the limit of %d bytes",
+        ShapeRepr(layout.header.shape), layout.header.descr, layout.data_bytes, max_data_bytes));
+  }
+  RETURN_IF_ERROR(CheckDataSize(layout, size));
+  ASSIGN_OR_RETURN(Tensor tensor,
+                   Tensor::Allocate(CpuAllocator(), layout.type.dtype, layout.shape));
+  std::string staging(NeedsReorder(layout) ? layout.data_bytes : 0, '\0');
+  char* data = NeedsReorder(layout) ? staging.data() : static_cast<char*>(tensor.raw_data());
+  ASSIGN_OR_RETURN(const size_t got, file.ReadUpTo(layout.data_offset, layout.data_bytes, data));
+  char extra;
+  ASSIGN_OR_RETURN(const size_t more, file.ReadUpTo(layout.data_offset + got, 1, &extra));
+  if (got != layout.data_bytes || more != 0) {
+    return absl::DataLossError(absl::StrFormat(
+        "the file changed while it was read: expected %d bytes of data from byte offset %d, "
+        "got %s",
+        layout.data_bytes, layout.data_offset, more != 0 ? "more" : std::to_string(got)));
+  }
+  RETURN_IF_ERROR(FillTensor(layout, data, tensor));
   return tensor;
 }
 
-absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(WithPath(path, "cannot open file"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(WithPath(path, "read failed"));
-  auto tensor = ParseNpy(contents.str());
+}  // namespace
+
+absl::StatusOr<Tensor> ParseNpy(std::string_view bytes) {
+  ASSIGN_OR_RETURN(const Preamble preamble, ParsePreamble(bytes, bytes.size()));
+  ASSIGN_OR_RETURN(
+      const Layout layout,
+      ParseLayout(bytes.substr(preamble.header_offset, preamble.header_len), preamble));
+  RETURN_IF_ERROR(CheckDataSize(layout, bytes.size()));
+  ASSIGN_OR_RETURN(Tensor tensor,
+                   Tensor::Allocate(CpuAllocator(), layout.type.dtype, layout.shape));
+  RETURN_IF_ERROR(FillTensor(layout, bytes.data() + layout.data_offset, tensor));
+  return tensor;
+}
+
+absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_data_bytes) {
+  absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> file = io::RandomAccessFile::Open(path);
+  if (absl::IsInvalidArgument(file.status())) return file.status();  // Not a regular file.
+  if (!file.ok()) return absl::NotFoundError(WithPath(path, "cannot open file"));
+  auto tensor = ReadNpyFile(**file, max_data_bytes);
   if (!tensor.ok()) {
     return absl::Status(tensor.status().code(),
                         WithPath(path, std::string(tensor.status().message())));

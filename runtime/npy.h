@@ -8,6 +8,7 @@
 #ifndef RILL_RUNTIME_NPY_H_
 #define RILL_RUNTIME_NPY_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,12 +18,19 @@
 
 namespace rill {
 
+// The default bound on the data a file may hold (16 GiB).
+inline constexpr int64_t kMaxNpyDataBytes = int64_t{1} << 34;
+
 // Errors are INVALID_ARGUMENT and say what is wrong and where (the byte
-// offset of bad or missing data).
+// offset of bad or missing data). A header longer than 64 KiB is refused.
 absl::StatusOr<Tensor> ParseNpy(std::string_view bytes);
-// As ParseNpy; messages start with the path. NOT_FOUND when the file cannot
-// be opened.
-absl::StatusOr<Tensor> ReadNpy(const std::string& path);
+// As ParseNpy, for a regular file: its header is read and checked first,
+// then exactly the data the header's shape and dtype need (refused when
+// over `max_data_bytes`, or when the file holds less or more). Messages
+// name the path. NOT_FOUND when the file cannot be opened;
+// INVALID_ARGUMENT, found without blocking, for a FIFO, a device or
+// anything else that is not a regular file.
+absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_data_bytes = kMaxNpyDataBytes);
 
 // UNIMPLEMENTED for dtypes without a .npy form.
 absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "transport/host_address.h"
 
 namespace rill {
 namespace {
@@ -21,21 +22,32 @@ std::pair<std::string, std::string> SplitHostPort(const std::string& address) {
   return {address.substr(0, colon), address.substr(colon + 1)};
 }
 
-// ZeroMQ binds interfaces and addresses, not host names.
-std::string BindableHost(const std::string& host) {
-  return host == "localhost" ? "127.0.0.1" : host;
-}
-
 absl::StatusOr<std::string> BindAddress(const ServerOptions& options, const std::string& task) {
   const auto [host, port] = SplitHostPort(task);
-  if (options.bind.empty()) return absl::StrFormat("tcp://%s:%s", BindableHost(host), port);
-  const auto [bind_host, bind_port] = SplitHostPort(options.bind);
-  if (bind_port.empty()) return absl::StrFormat("tcp://%s:%s", BindableHost(options.bind), port);
-  if (bind_host.empty()) {
+  if (options.bind.empty()) {
+    absl::StatusOr<std::string> bind_host = BindableHost(host);
+    if (!bind_host.ok()) {
+      const TaskId& id = options.config.task;
+      return absl::Status(bind_host.status().code(),
+                          absl::StrFormat("job '%s' task %d at '%s': %s", id.job, id.index, task,
+                                          bind_host.status().message()));
+    }
+    return absl::StrFormat("tcp://%s:%s", *bind_host, port);
+  }
+  auto [bind_host, bind_port] = SplitHostPort(options.bind);
+  if (bind_port.empty()) {
+    bind_host = options.bind;
+    bind_port = port;
+  } else if (bind_host.empty()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--bind '%s': expected HOST or HOST:PORT", options.bind));
   }
-  return absl::StrFormat("tcp://%s:%s", BindableHost(bind_host), bind_port);
+  absl::StatusOr<std::string> bindable = BindableHost(bind_host);
+  if (!bindable.ok()) {
+    return absl::Status(bindable.status().code(), absl::StrFormat("--bind '%s': %s", options.bind,
+                                                                  bindable.status().message()));
+  }
+  return absl::StrFormat("tcp://%s:%s", *bindable, bind_port);
 }
 
 absl::StatusOr<std::shared_ptr<const CurveKeys>> CurveKeysOf(const ServerOptions& options) {

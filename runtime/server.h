@@ -51,9 +51,11 @@ struct ServerOptions {
 // Thread safety: all methods may be called concurrently.
 class Server {
  public:
-  // Binds and starts serving. Errors: the task is not in the cluster, a
-  // malformed bind address, the port is taken (UNAVAILABLE), a bad device
-  // count.
+  // Binds and starts serving; a host name in the task's address (or in
+  // `bind`) is bound as the address it resolves to. Errors: the task is
+  // not in the cluster, a malformed bind address, a host name that does
+  // not resolve (naming the task and its address), the port is taken
+  // (UNAVAILABLE), a bad device count.
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
   // A one-task cluster (job "localhost") on 127.0.0.1 and a free port.
   static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(std::FILE* log = nullptr);

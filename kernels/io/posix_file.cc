@@ -22,8 +22,8 @@ namespace {
 constexpr size_t kBufferSize = 256 * 1024;
 
 absl::Status ErrnoError(std::string_view what, const std::string& path, int error) {
-  const std::string message = absl::StrFormat("%s '%s': %s", std::string(what), path,
-                                              std::strerror(error));
+  const std::string message =
+      absl::StrFormat("%s '%s': %s", std::string(what), path, std::strerror(error));
   switch (error) {
     case ENOENT:
       return absl::NotFoundError(message);
@@ -54,7 +54,60 @@ absl::Status SyncDirectoryOf(const std::string& path) {
   return absl::OkStatus();
 }
 
+// What a file that is not a regular one is, for messages.
+const char* FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
+// Closes a descriptor on every return path.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// An openat beneath `dir_fd` failed: a symbolic link there is named as
+// such rather than by the errno O_NOFOLLOW gives for it (ELOOP, ENOTDIR).
+absl::Status BeneathError(int dir_fd, const std::string& name, const std::string& shown,
+                          int error) {
+  struct stat st {};
+  if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot write '%s': it is a symbolic link, which is not followed", shown));
+  }
+  return ErrnoError("cannot open for writing", shown, error);
+}
+
 }  // namespace
+
+bool IsPlainRelativePath(std::string_view path) {
+  if (path.empty()) return false;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(path.find('/', begin), path.size());
+    const std::string_view part = path.substr(begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (end == path.size()) return true;
+    begin = end + 1;
+  }
+}
 
 WritableFile::WritableFile(std::string path, int fd, uint64_t size)
     : path_(std::move(path)), fd_(fd), size_(size) {
@@ -76,6 +129,36 @@ absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::Open(const std::stri
   }
   return std::unique_ptr<WritableFile>(
       new WritableFile(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::CreateBeneath(
+    const std::string& dir, const std::string& relative) {
+  if (!IsPlainRelativePath(relative)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' is not a relative path of plain names (none empty, '.' or '..')", relative));
+  }
+  RETURN_IF_ERROR(CreateDirectories(dir));
+  ScopedFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return ErrnoError("cannot open directory", dir, errno);
+  std::string shown = dir;
+  size_t begin = 0;
+  for (size_t slash; (slash = relative.find('/', begin)) != std::string::npos; begin = slash + 1) {
+    const std::string part = relative.substr(begin, slash - begin);
+    shown += "/" + part;
+    if (mkdirat(dir_fd.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError("cannot create directory", shown, errno);
+    }
+    const int next =
+        openat(dir_fd.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return BeneathError(dir_fd.get(), part, shown, errno);
+    dir_fd.reset(next);
+  }
+  const std::string name = relative.substr(begin);
+  shown += "/" + name;
+  const int fd = openat(dir_fd.get(), name.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return BeneathError(dir_fd.get(), name, shown, errno);
+  return std::unique_ptr<WritableFile>(new WritableFile(shown, fd, 0));
 }
 
 WritableFile::~WritableFile() {
@@ -133,15 +216,21 @@ absl::Status WritableFile::Close() {
 
 RandomAccessFile::~RandomAccessFile() { close(fd_); }
 
-absl::StatusOr<std::unique_ptr<RandomAccessFile>> RandomAccessFile::Open(
-    const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<std::unique_ptr<RandomAccessFile>> RandomAccessFile::Open(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+  // the check below could refuse it.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return ErrnoError("cannot open", path, errno);
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     const int error = errno;
     close(fd);
     return ErrnoError("cannot stat", path, error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrFormat("cannot open '%s': %s, not a regular file",
+                                                      path, FileTypeName(st.st_mode)));
   }
   return std::unique_ptr<RandomAccessFile>(
       new RandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
@@ -170,9 +259,9 @@ absl::StatusOr<uint64_t> RandomAccessFile::CurrentSize() const {
 absl::Status RandomAccessFile::Read(uint64_t offset, size_t n, char* dst) const {
   ASSIGN_OR_RETURN(const size_t got, ReadUpTo(offset, n, dst));
   if (got != n) {
-    return absl::DataLossError(absl::StrFormat(
-        "'%s' is truncated: wanted %d bytes at offset %d, the file has %d bytes", path_, n,
-        offset, size_));
+    return absl::DataLossError(
+        absl::StrFormat("'%s' is truncated: wanted %d bytes at offset %d, the file has %d bytes",
+                        path_, n, offset, size_));
   }
   return absl::OkStatus();
 }

@@ -32,6 +32,12 @@ class WritableFile {
   static absl::StatusOr<std::unique_ptr<WritableFile>> Create(const std::string& path) {
     return Open(path, WriteMode::kTruncate);
   }
+  // Creates (or truncates) `dir`/`relative`, creating `dir` and the
+  // directories `relative` names. No symbolic link below `dir` is followed
+  // (FAILED_PRECONDITION naming it), so the file stays inside `dir`;
+  // INVALID_ARGUMENT unless IsPlainRelativePath(relative).
+  static absl::StatusOr<std::unique_ptr<WritableFile>> CreateBeneath(const std::string& dir,
+                                                                     const std::string& relative);
   ~WritableFile();
   WritableFile(const WritableFile&) = delete;
   WritableFile& operator=(const WritableFile&) = delete;
@@ -62,6 +68,9 @@ class WritableFile {
 // concurrently.
 class RandomAccessFile {
  public:
+  // Positioned reads need a file with a size and an end, which a FIFO, a
+  // socket or a device (/dev/zero) lacks: INVALID_ARGUMENT for anything but
+  // a regular file, found without waiting for a FIFO's writer.
   static absl::StatusOr<std::unique_ptr<RandomAccessFile>> Open(const std::string& path);
   ~RandomAccessFile();
   RandomAccessFile(const RandomAccessFile&) = delete;
@@ -101,6 +110,10 @@ absl::Status RenameFile(const std::string& from, const std::string& to);
 // Writes `contents` under a temporary name, syncs it and renames it to
 // `path`: readers see the old file or the whole new one, never a part.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+// True when `path` is one or more '/'-separated names, none of them empty,
+// "." or "..": a path that cannot lead out of the directory it is under.
+bool IsPlainRelativePath(std::string_view path);
 
 bool FileExists(const std::string& path);
 // NOT_FOUND when missing.

@@ -1,5 +1,7 @@
 // Runs `rill run` (the real binary, RILL_BIN) as a user would.
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -190,6 +192,58 @@ TEST_F(RunCommand, OutWritesOneNpyPerFetch) {
   EXPECT_TRUE(TensorsEqual(a, Tensor::FromVector<float>({1, 2, 3}, {3}))) << a.DebugString();
 }
 
+// Two constants whose names --out could turn into paths out of its
+// directory: "../../x" (refused) and "link/x" (refused when "link" is a
+// symbolic link).
+constexpr char kPathNamedConstants[] = R"(
+node { name: "../../x" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 7 } } } }
+node { name: "link/x" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 8 } } } }
+node { name: "link" op: "Const"
+  attr { key: "dtype" value { type: DT_INT32 } }
+  attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 9 } } } }
+versions { producer: 1000 }
+)";
+
+TEST_F(RunCommand, OutRefusesNamesThatLeaveTheDirectory) {
+  const std::string graph = dir_ + "/paths.pbtxt";
+  std::ofstream(graph) << kPathNamedConstants;
+  const std::string out = dir_ + "/a/b/out";
+  for (const std::string fetch : {"../../x", "../../x:0"}) {
+    const RunResult r = RunRill({graph, "--fetch", fetch, "--out", out});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--out: fetch '" + fetch + "' names no file inside " + out));
+    EXPECT_THAT(r.err, HasSubstr("has an empty, '.' or '..' part"));
+    EXPECT_EQ(r.out, "");
+  }
+  // Nothing was written anywhere: not in DIR, nor where "../../x" leads.
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/a"));
+  const RunResult ok = RunRill({graph, "--fetch", "link/x", "--out", out});
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  ASSERT_OK_AND_ASSIGN(const Tensor x, ReadNpy(out + "/link/x.npy"));
+  EXPECT_TRUE(TensorsEqual(x, Tensor::Scalar<int32_t>(8)));
+}
+
+TEST_F(RunCommand, OutFollowsNoSymbolicLinkInsideTheDirectory) {
+  const std::string graph = dir_ + "/paths.pbtxt";
+  std::ofstream(graph) << kPathNamedConstants;
+  const std::string out = dir_ + "/out";
+  const std::string elsewhere = dir_ + "/elsewhere";
+  std::filesystem::create_directories(out);
+  std::filesystem::create_directories(elsewhere);
+  std::filesystem::create_directory_symlink(elsewhere, out + "/link");
+  std::filesystem::create_symlink(elsewhere + "/victim.npy", out + "/link.npy");
+  for (const std::string fetch : {"link/x", "link"}) {
+    const RunResult r = RunRill({graph, "--fetch", fetch, "--out", out});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("it is a symbolic link, which is not followed"));
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(elsewhere));
+}
+
 TEST_F(RunCommand, JsonPrintsEveryFetchOnceInOneObject) {
   const RunResult r =
       RunRill({GraphPath("rust_multiplication.pb"), "--feed", "a=[[0.1], [2]]", "--feed", "b=3",
@@ -289,13 +343,35 @@ TEST_F(RunCommand, BadFeedsFailNamingTheProblem) {
   }
 }
 
+// A FIFO would never end (and opening one waits for a writer): it is
+// refused before it is read.
+TEST_F(RunCommand, FeedFromAFifoIsRefused) {
+  const std::string fifo = dir_ + "/x.npy";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const RunResult r = RunRill(
+      {GraphPath("rust_addition.pb"), "--feed", "x=" + fifo, "--feed", "y=1", "--fetch", "z"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--feed x: cannot open '" + fifo + "': a FIFO, not a regular file"));
+}
+
+TEST_F(RunCommand, TruncatedNpyFeedIsRefusedNamingTheSizes) {
+  ASSERT_OK_AND_ASSIGN(std::string bytes, SerializeNpy(Tensor::FromVector<int32_t>({1, 2}, {2})));
+  bytes.resize(bytes.size() - 3);
+  const std::string path = dir_ + "/short.npy";
+  std::ofstream(path, std::ios::binary) << bytes;
+  const RunResult r = RunRill(
+      {GraphPath("rust_addition.pb"), "--feed", "x=" + path, "--feed", "y=1", "--fetch", "z"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("short.npy: truncated npy data: shape (2,) of '<i4' needs 8 bytes "
+                               "from byte offset 128, but the input ends at byte offset 133"));
+}
+
 TEST_F(RunCommand, MissingGraphFileFails) {
   const RunResult r = RunRill({dir_ + "/none.pb", "--fetch", "z"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("none.pb"));
   EXPECT_EQ(Lines(r.err), 1) << r.err;
 }
-
 
 std::string CheckpointPath(const std::string& name) {
   return testing::TestDataDir() + "/tf_checkpoints/regression-model/" + name;
@@ -323,10 +399,10 @@ TEST_F(RunCommand, RestoresTensorFlowsCheckpointThroughTheGraphsSaver) {
 // the directory's newest checkpoint); the SavedModel's sharded saver
 // writes the same index bytes as TensorFlow did.
 TEST_F(RunCommand, SavesAndRestoresAcrossRuns) {
-  const RunResult train = RunRill(
-      {GraphPath("rust_regression_ckpt.pb"), "--feed", "x=" + Npy("x.npy", RegressionXs()),
-       "--feed", "y=" + Npy("y.npy", RegressionYs()), "--init", "init", "--target", "train",
-       "--steps", "201", "--fetch", "w", "--json", "--save", dir_ + "/run/model.ckpt"});
+  const RunResult train =
+      RunRill({GraphPath("rust_regression_ckpt.pb"), "--feed", "x=" + Npy("x.npy", RegressionXs()),
+               "--feed", "y=" + Npy("y.npy", RegressionYs()), "--init", "init", "--target", "train",
+               "--steps", "201", "--fetch", "w", "--json", "--save", dir_ + "/run/model.ckpt"});
   ASSERT_EQ(train.exit_code, 0) << train.err;
   const std::optional<Tensor> trained = JsonFetch(train.out, "w");
   ASSERT_TRUE(trained.has_value()) << train.out;
@@ -336,8 +412,8 @@ TEST_F(RunCommand, SavesAndRestoresAcrossRuns) {
   EXPECT_EQ(JsonFetch(restored.out, "w")->data<float>()[0], trained->data<float>()[0]);
 
   const RunResult resaved =
-      RunRill({CheckpointPath("saved_model.pb"), "--restore",
-               CheckpointPath("variables/variables"), "--save", dir_ + "/copy/variables"});
+      RunRill({CheckpointPath("saved_model.pb"), "--restore", CheckpointPath("variables/variables"),
+               "--save", dir_ + "/copy/variables"});
   ASSERT_EQ(resaved.exit_code, 0) << resaved.err;
   EXPECT_EQ(testing::ReadFileOrDie(dir_ + "/copy/variables.index"),
             testing::ReadFileOrDie(CheckpointPath("variables/variables.index")));
@@ -348,8 +424,8 @@ TEST_F(RunCommand, RestoreErrorsNameWhatIsMissing) {
                          CheckpointPath("variables/variables"), "--fetch", "w"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("the graph has no saver"));
-  r = RunRill({GraphPath("rust_regression_ckpt.pb"), "--restore", dir_ + "/nothing", "--fetch",
-               "w"});
+  r = RunRill(
+      {GraphPath("rust_regression_ckpt.pb"), "--restore", dir_ + "/nothing", "--fetch", "w"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("nothing.index"));
   r = RunRill({GraphPath("rust_regression_ckpt.pb"), "--restore", dir_, "--fetch", "w"});

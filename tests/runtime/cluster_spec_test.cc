@@ -135,6 +135,19 @@ TEST(ClusterSpec, RejectsMalformedAddressesNamingJobAndTask) {
   }
 }
 
+TEST(ClusterSpec, RejectsTwoTasksAtOneAddressNamingBoth) {
+  EXPECT_THAT(ClusterSpec::FromJobs({{"worker", {"h:1", "h:2", "h:1"}}}),
+              StatusIs(kInvalid, HasSubstr("job 'worker' task 0 and job 'worker' task 2 share the "
+                                           "address 'h:1'")));
+  // Host names compare without case.
+  EXPECT_THAT(ClusterSpec::FromJobs({{"ps", {"Node-1:2222"}}, {"worker", {"node-1:2222"}}}),
+              StatusIs(kInvalid, HasSubstr("job 'ps' task 0 and job 'worker' task 0 share the "
+                                           "address 'node-1:2222'")));
+  EXPECT_THAT(ClusterSpec::Parse("ps=h:1;worker=3:h:1"),
+              StatusIs(kInvalid, HasSubstr("job 'ps' task 0 and job 'worker' task 3 share")));
+  EXPECT_OK(ClusterSpec::FromJobs({{"ps", {"h:1"}}, {"worker", {"h:2", "g:1"}}}));
+}
+
 TEST(ClusterSpec, RejectsNegativeSparseIndices) {
   EXPECT_THAT(ClusterSpec::FromSparseJobs({{"worker", {{-1, "h:1"}}}}),
               StatusIs(kInvalid, HasSubstr("job 'worker': task index -1 is negative")));
@@ -204,6 +217,15 @@ TEST(ServerConfigFromFlags, ReadsTheSeedScriptsFlags) {
   EXPECT_EQ(config.task.job, "worker");
   EXPECT_EQ(config.task.index, 1);
   EXPECT_FALSE(config.sync_replicas);
+}
+
+TEST(ServerConfigFromFlags, RejectsAHostListingOneAddressTwice) {
+  EXPECT_THAT(ServerConfigFromFlags({{"ps_hosts", "localhost:2222"},
+                                     {"worker_hosts", "localhost:2223,localhost:2222"},
+                                     {"job_name", "worker"},
+                                     {"task_index", "0"}}),
+              StatusIs(kInvalid, HasSubstr("job 'ps' task 0 and job 'worker' task 1 share the "
+                                           "address 'localhost:2222'")));
 }
 
 TEST(ServerConfigFromFlags, EitherHostListMayBeAbsent) {
@@ -377,6 +399,15 @@ TEST(ServerConfigFromTfConfig, BadClusterContentsAreInvalid) {
               StatusIs(kInvalid, HasSubstr("job 'ps' task 0: bad address 'h'")));
   EXPECT_THAT(ServerConfigFromTfConfig(R"({"cluster": {"ps": []}, "task": {"type": "ps"}})"),
               StatusIs(kInvalid, HasSubstr("job 'ps' has no tasks")));
+}
+
+TEST(ServerConfigFromTfConfig, RejectsTwoTasksAtOneAddress) {
+  EXPECT_THAT(
+      ServerConfigFromTfConfig(
+          R"({"cluster": {"chief": ["h:1"], "worker": ["h:2", "h:1"]}, "task": {"type": "chief"}})"),
+      StatusIs(kInvalid, AllOf(HasSubstr("TF_CONFIG"),
+                               HasSubstr("job 'chief' task 0 and job 'worker' task 1 share the "
+                                         "address 'h:1'"))));
 }
 
 TEST(ServerConfigFromTfConfig, TaskMustBeInTheCluster) {

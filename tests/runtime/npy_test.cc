@@ -1,5 +1,7 @@
 #include "runtime/npy.h"
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -233,6 +235,121 @@ TEST(Npy, ReadErrorsNameTheFile) {
   EXPECT_THAT(ReadNpy(dir + "/bad.npy"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad.npy: not an npy")));
   std::filesystem::remove_all(dir);
+}
+
+// Reads of files read the header first and then exactly the data it
+// calls for; these files are bad in each of the ways that could otherwise
+// make a reader block, allocate without bound or read past the data.
+class NpyFile : public ::testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& bytes) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+
+  const std::string dir_ = testing::MakeTempDir();
+};
+
+TEST_F(NpyFile, RefusesAFifoWithoutWaitingForAWriter) {
+  const std::string fifo = dir_ + "/feed.npy";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(ReadNpy(fifo), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      AllOf(HasSubstr("feed.npy"), HasSubstr("a FIFO"),
+                                            HasSubstr("not a regular file"))));
+}
+
+TEST_F(NpyFile, RefusesDevicesAndDirectories) {
+  if (std::filesystem::exists("/dev/zero")) {
+    EXPECT_THAT(ReadNpy("/dev/zero"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("/dev/zero"), HasSubstr("a character device"))));
+  }
+  EXPECT_THAT(ReadNpy(dir_), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("a directory, not a regular file")));
+}
+
+TEST_F(NpyFile, RefusesTruncatedDataNamingTheFileAndSizes) {
+  const std::string path =
+      Write("short.npy",
+            NpyHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 128) +
+                std::string(20, '\0'));
+  EXPECT_THAT(ReadNpy(path), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      AllOf(HasSubstr("short.npy: truncated npy data"),
+                                            HasSubstr("needs 24 bytes from byte offset 128"),
+                                            HasSubstr("ends at byte offset 148"))));
+}
+
+TEST_F(NpyFile, RefusesBytesAfterTheData) {
+  const std::string path = Write(
+      "long.npy", NpyHeader(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", 128) +
+                      std::string(6, '\0'));
+  EXPECT_THAT(ReadNpy(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("long.npy"), HasSubstr("followed by 2 unexpected bytes"))));
+}
+
+TEST_F(NpyFile, RefusesDataOverTheLimitBeforeReadingIt) {
+  const std::string path = Write("t.npy", *SerializeNpy(Tensor::FromVector<float>({1, 2, 3}, {3})));
+  EXPECT_THAT(ReadNpy(path, 8),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("t.npy: npy shape (3,) of '<f4' is 12 bytes of data"),
+                             HasSubstr("over the limit of 8 bytes"))));
+  ASSERT_OK_AND_ASSIGN(const Tensor t, ReadNpy(path, 12));
+  EXPECT_EQ(t.shape(), TensorShape({3}));
+  // A header claiming 4 TiB of data in a file of 128 bytes.
+  const std::string huge = Write(
+      "huge.npy",
+      NpyHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 128));
+  EXPECT_THAT(ReadNpy(huge),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("over the limit of")));
+}
+
+TEST_F(NpyFile, RefusesShapesWhoseSizeOverflows) {
+  const std::string bytes = NpyHeader(
+      1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", 128);
+  EXPECT_THAT(ParseNpy(bytes), StatusIs(absl::StatusCode::kInvalidArgument,
+                                        HasSubstr("(4611686018427387904, 4) is too large")));
+  EXPECT_THAT(ReadNpy(Write("overflow.npy", bytes)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("overflow.npy"), HasSubstr("is too large"))));
+}
+
+TEST_F(NpyFile, RefusesAHeaderLengthOverTheLimit) {
+  // Version 2.0, header length 0x7FFFFFFF, and nothing after it.
+  const std::string bytes = std::string("\x93NUMPY\x02\x00\xFF\xFF\xFF\x7F", 12);
+  EXPECT_THAT(ReadNpy(Write("long_header.npy", bytes)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("long_header.npy: npy header length 2147483647"),
+                             HasSubstr("at byte offset 8"), HasSubstr("limit of 65536 bytes"))));
+  EXPECT_THAT(ParseNpy(bytes),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("limit of 65536 bytes")));
+}
+
+TEST_F(NpyFile, RefusesAMalformedHeaderNamingTheOffset) {
+  const std::string path =
+      Write("bad_header.npy",
+            NpyHeader(1, "{'descr': '<i4', 'fortran_order': maybe, 'shape': (1,)}", 128) +
+                std::string(4, '\0'));
+  EXPECT_THAT(ReadNpy(path),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("bad_header.npy"), HasSubstr("byte offset 44"),
+                             HasSubstr("expected True or False"))));
+}
+
+TEST_F(NpyFile, ReadsFortranOrderAndBoolFiles) {
+  const std::string matrix = Write(
+      "f.npy", NpyHeader(1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", 128) +
+                   Bytes<int32_t>({1, 4, 2, 5, 3, 6}));
+  ASSERT_OK_AND_ASSIGN(const Tensor m, ReadNpy(matrix));
+  EXPECT_TRUE(TensorsEqual(m, Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})));
+  const std::string flags = Write(
+      "b.npy",
+      NpyHeader(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", 128) + "\x01\x02");
+  EXPECT_THAT(ReadNpy(flags),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("byte offset 129 is 2")));
 }
 
 }  // namespace

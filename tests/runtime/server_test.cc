@@ -40,6 +40,28 @@ std::unique_ptr<Session> Connect(const std::string& target, const GraphDef& grap
   return session.ok() ? *std::move(session) : nullptr;
 }
 
+// ZeroMQ's own words for a bind to a host name are "No such device"; the
+// server names the task, its address and the host instead.
+TEST(Server, AHostThatCannotResolveIsNamedWithTheTask) {
+  ServerOptions options;
+  options.log = QuietLog();
+  options.bind_ipc = false;
+  ASSERT_OK_AND_ASSIGN(
+      options.config.cluster,
+      ClusterSpec::FromJobs(
+          {{"ps", {"127.0.0.1:1"}}, {"worker", {"127.0.0.1:2", "nosuchhost.invalid:2222"}}}));
+  options.config.task = TaskId{"worker", 1};
+  EXPECT_THAT(Server::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("job 'worker' task 1 at 'nosuchhost.invalid:2222'"),
+                             HasSubstr("cannot resolve host 'nosuchhost.invalid'"))));
+  options.config.task = TaskId{"ps", 0};
+  options.bind = "nosuchhost.invalid";
+  EXPECT_THAT(Server::Create(options),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--bind 'nosuchhost.invalid': cannot resolve host")));
+}
+
 TEST(Server, LocalServerRunsASessionLikeThisProcess) {
   ASSERT_OK_AND_ASSIGN(auto server, Server::CreateLocal(QuietLog()));
   EXPECT_EQ(server->target(), absl::StrFormat("zmq://127.0.0.1:%d", server->port()));
