@@ -33,6 +33,7 @@
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/meta_graph.h"
 #include "runtime/training/saver.h"
+#include "transport/curve.h"
 
 namespace rill::cli {
 namespace {
@@ -45,6 +46,7 @@ constexpr char kUsage[] =
     "                [--allow_soft_placement]\n"
     "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
     "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n"
+    "                [--curve_keys DIR]   (its keys, when the cluster uses CURVE)\n"
     "--out DIR writes one DIR/NAME.npy per fetch, with ':' as '_' (\"w:0\" is DIR/w_0.npy)\n"
     "and each '/' a subdirectory; a name with an empty, '.' or '..' part is refused, and\n"
     "no symbolic link inside DIR is followed.\n";
@@ -71,6 +73,8 @@ struct RunFlags {
   // checkpoint is restored), through the graph's saver nodes.
   std::optional<std::string> restore;
   std::optional<std::string> save;
+  // --curve_keys: the keys of a cluster that uses CURVE.
+  std::shared_ptr<const CurveKeys> curve;
 };
 
 // The file --out writes a fetch to, relative to its directory: "w:0" is
@@ -108,7 +112,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   }
   ASSIGN_OR_RETURN(
       const ParsedArgs parsed,
-      ParseArgs(rest, {"steps", "out", "device_count", "ps-strategy", "restore", "save"},
+      ParseArgs(rest,
+                {"steps", "out", "device_count", "ps-strategy", "restore", "save", "curve_keys"},
                 {"json", "log_device_placement", "allow_soft_placement", "replica-device-setter"}));
   if (parsed.positional.size() != 1) {
     return absl::InvalidArgumentError(parsed.positional.empty()
@@ -129,6 +134,13 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
     }
     flags.session_target = *it;
     it = flags.targets.erase(it);
+  }
+  if (const auto keys = parsed.Value("curve_keys")) {
+    if (flags.session_target.empty()) {
+      return absl::InvalidArgumentError("--curve_keys is for a cluster (--target zmq://...)");
+    }
+    ASSIGN_OR_RETURN(CurveKeys loaded, LoadCurveKeys(*keys));
+    flags.curve = std::make_shared<const CurveKeys>(std::move(loaded));
   }
   if (!flags.session_target.empty() && parsed.Value("device_count")) {
     return absl::InvalidArgumentError(
@@ -273,9 +285,10 @@ absl::Status SaveFetches(const RunFlags& flags, const std::vector<Tensor>& value
 
 // Variables on the cluster's ps tasks, everything else on its first
 // worker task (the first task of another job when there is no worker job).
-absl::StatusOr<ReplicaDeviceSetterOptions> ClusterReplicaDeviceSetter(const std::string& target) {
+absl::StatusOr<ReplicaDeviceSetterOptions> ClusterReplicaDeviceSetter(
+    const std::string& target, std::shared_ptr<const CurveKeys> curve) {
   ASSIGN_OR_RETURN(const std::vector<std::string> devices,
-                   ListRemoteDevices(target, absl::Seconds(30)));
+                   ListRemoteDevices(target, absl::Seconds(30), std::move(curve)));
   ReplicaDeviceSetterOptions setter;
   std::string other_task;
   for (const std::string& device : devices) {
@@ -363,13 +376,14 @@ absl::Status Run(const RunFlags& flags) {
         setter.ps_devices.push_back(fmt::format("/device:CPU:{}", cpu));
       }
     } else {
-      ASSIGN_OR_RETURN(setter, ClusterReplicaDeviceSetter(flags.session_target));
+      ASSIGN_OR_RETURN(setter, ClusterReplicaDeviceSetter(flags.session_target, flags.curve));
       setter.strategy = *flags.replica_device_setter;
     }
     RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &def));
   }
   SessionOptions options;
   options.target = flags.session_target;
+  options.curve = flags.curve;
   options.log_device_placement = flags.log_device_placement;
   options.allow_soft_placement = flags.allow_soft_placement;
   if (flags.session_target.empty()) options.device_count = flags.device_count;

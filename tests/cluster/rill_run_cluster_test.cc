@@ -12,6 +12,7 @@
 #include "runtime/npy.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
+#include "transport/curve.h"
 
 namespace rill {
 namespace {
@@ -71,6 +72,31 @@ TEST_F(RillRunCluster, TrainsWithVariablesOnThePsTask) {
   EXPECT_THAT(master_log, HasSubstr("\nw: (Variable): /job:ps/replica:0/task:0/device:CPU:0\n"));
   EXPECT_THAT(master_log, HasSubstr("\nb: (Variable): /job:ps/replica:0/task:0/device:CPU:0\n"));
   EXPECT_THAT(master_log, HasSubstr("\nMean: (Mean): /job:worker/replica:0/task:0/device:CPU:0\n"));
+}
+
+// `rill server --curve_keys`: `rill run` trains there with the cluster's
+// keys, or a client's authorized in it; without keys it is refused.
+TEST_F(RillRunCluster, ACurveClusterServesOnlyItsKeyHolders) {
+  if (!CurveAvailable()) GTEST_SKIP() << "this libzmq was built without CURVE";
+  const std::string keys = dir_ + "/cluster_keys";
+  const std::string client = dir_ + "/client_keys";
+  ASSERT_OK(WriteCurveKeys(keys, "").status());
+  ASSERT_OK(WriteCurveKeys(client, keys).status());
+  ASSERT_OK_AND_ASSIGN(testing::Cluster cluster,
+                       testing::StartCluster(1, 1, {"--curve_keys", keys}));
+  for (const std::string& dir : {keys, client}) {
+    std::vector<std::string> args = TrainArgs();
+    args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica-device-setter",
+                             "--curve_keys", dir});
+    const BoundedRun run = testing::RunRill(args);
+    ASSERT_EQ(run.exit.code, 0) << run.err;
+    EXPECT_NEAR(JsonScalar(run.out, "w").value_or(0), 0.1, 1e-3) << run.out;
+  }
+  std::vector<std::string> keyless = TrainArgs();
+  keyless.insert(keyless.end(), {"--target", cluster.Target("worker", 0)});
+  const BoundedRun refused = testing::RunRill(keyless);
+  EXPECT_EQ(refused.exit.code, 1) << refused.out;
+  EXPECT_THAT(refused.err, HasSubstr("stopped answering"));
 }
 
 // w starts random (an unseeded RandomUniform); fed a fixed start, the
