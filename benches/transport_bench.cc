@@ -4,6 +4,8 @@
 // and a raw ROUTER that answers every message with one frame (empty for a
 // payload over 64 bytes, else the payload). Both sides keep one message in
 // flight: send, wait for the reply, repeat; both send without copying.
+// A second RpcServer speaks CURVE (authenticated and encrypted), to put
+// its cost beside plain tcp.
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -31,6 +33,7 @@ constexpr size_t kEchoLimit = 64;
 // What the child tells the parent: where to find its two servers.
 struct Endpoints {
   int rpc_port = 0;
+  int curve_port = 0;
   std::string raw_tcp;
   std::string raw_ipc;
 };
@@ -53,9 +56,25 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
   }
 }
 
-[[noreturn]] void RunChild(int to_parent, int from_parent) {
+// One key pair that both processes hold (made before the fork), as the
+// tasks of a cluster share theirs.
+std::shared_ptr<const CurveKeys> BenchKeys() {
+  static const std::shared_ptr<const CurveKeys> keys = [] {
+    char public_key[41] = {}, secret_key[41] = {};
+    if (zmq_curve_keypair(public_key, secret_key) != 0) return std::shared_ptr<const CurveKeys>();
+    auto made = std::make_shared<CurveKeys>();
+    made->public_key = made->server_public_key = public_key;
+    made->secret_key = secret_key;
+    made->authorized.insert(public_key);
+    return std::shared_ptr<const CurveKeys>(std::move(made));
+  }();
+  return keys;
+}
+
+std::unique_ptr<RpcServer> StartBenchServer(std::shared_ptr<const CurveKeys> curve) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
+  options.curve = std::move(curve);
   // Both handlers answer at once (inline), as the worker's RunGraph and
   // PushTensor.
   auto server = RpcServer::Start(
@@ -69,6 +88,13 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
     std::fprintf(stderr, "transport_bench child: %s\n", server.status().ToString().c_str());
     std::_Exit(1);
   }
+  return *std::move(server);
+}
+
+[[noreturn]] void RunChild(int to_parent, int from_parent) {
+  std::unique_ptr<RpcServer> server = StartBenchServer(nullptr);
+  std::unique_ptr<RpcServer> curve_server =
+      BenchKeys() != nullptr ? StartBenchServer(BenchKeys()) : nullptr;
   zmq::context_t context;
   zmq::socket_t router(context, zmq::socket_type::router);
   router.set(zmq::sockopt::linger, 0);
@@ -77,7 +103,9 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
   const std::string raw_tcp = router.get(zmq::sockopt::last_endpoint);
   const std::string raw_ipc = "ipc:///tmp/rill-transport-bench-" + std::to_string(getpid());
   router.bind(raw_ipc);
-  const std::string line = std::to_string((*server)->port()) + " " + raw_tcp + " " + raw_ipc;
+  const std::string line = std::to_string(server->port()) + " " +
+                           std::to_string(curve_server != nullptr ? curve_server->port() : 0) +
+                           " " + raw_tcp + " " + raw_ipc;
   if (write(to_parent, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     std::_Exit(1);
   }
@@ -85,7 +113,8 @@ void RunRawRouter(zmq::socket_t& router, int parent_fd) {
   RunRawRouter(router, from_parent);
   router.close();
   unlink(raw_ipc.substr(6).c_str());
-  server->reset();
+  curve_server.reset();
+  server.reset();
   std::_Exit(0);
 }
 
@@ -125,10 +154,12 @@ class CpuMeter {
   const double start_;
 };
 
-std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc) {
+std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc, bool curve = false) {
   RpcClientOptions options;
-  options.address = "127.0.0.1:" + std::to_string(endpoints->rpc_port);
+  options.address =
+      "127.0.0.1:" + std::to_string(curve ? endpoints->curve_port : endpoints->rpc_port);
   options.prefer_ipc = prefer_ipc;
+  if (curve) options.curve = BenchKeys();
   auto client = RpcClient::Connect(options);
   if (!client.ok()) return nullptr;
   // Settles the path (the hello's reply comes first).
@@ -137,8 +168,9 @@ std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc) {
   return *std::move(client);
 }
 
-void TensorTransfer(benchmark::State& state, bool prefer_ipc) {
-  std::unique_ptr<RpcClient> client = ConnectClient(prefer_ipc);
+void TensorTransfer(benchmark::State& state, bool prefer_ipc, bool curve = false) {
+  if (curve && endpoints->curve_port == 0) return state.SkipWithError("no CURVE in this libzmq");
+  std::unique_ptr<RpcClient> client = ConnectClient(prefer_ipc, curve);
   if (client == nullptr) return state.SkipWithError("cannot reach the child's RpcServer");
   const int64_t bytes = state.range(0);
   Tensor tensor(DT_UINT8, TensorShape({bytes}));
@@ -172,10 +204,12 @@ void RawTransfer(benchmark::State& state, const std::string& endpoint) {
 void BM_TensorTransfer(benchmark::State& state) { TensorTransfer(state, false); }
 void BM_RawZmqTransfer(benchmark::State& state) { RawTransfer(state, endpoints->raw_tcp); }
 void BM_TensorTransferIpc(benchmark::State& state) { TensorTransfer(state, true); }
+void BM_TensorTransferCurve(benchmark::State& state) { TensorTransfer(state, false, true); }
 void BM_RawZmqTransferIpc(benchmark::State& state) { RawTransfer(state, endpoints->raw_ipc); }
 
-void BM_SmallRpcRoundTrip(benchmark::State& state) {
-  std::unique_ptr<RpcClient> client = ConnectClient(false);
+void SmallRpcRoundTrip(benchmark::State& state, bool curve) {
+  if (curve && endpoints->curve_port == 0) return state.SkipWithError("no CURVE in this libzmq");
+  std::unique_ptr<RpcClient> client = ConnectClient(false, curve);
   if (client == nullptr) return state.SkipWithError("cannot reach the child's RpcServer");
   const std::string body(kEchoLimit, 'b');
   CpuMeter meter(state);
@@ -187,6 +221,9 @@ void BM_SmallRpcRoundTrip(benchmark::State& state) {
     }
   }
 }
+
+void BM_SmallRpcRoundTrip(benchmark::State& state) { SmallRpcRoundTrip(state, false); }
+void BM_SmallRpcRoundTripCurve(benchmark::State& state) { SmallRpcRoundTrip(state, true); }
 
 void BM_RawZmqRoundTrip(benchmark::State& state) {
   zmq::context_t context;
@@ -218,13 +255,16 @@ BENCHMARK(BM_RawZmqTransfer)
     ->UseRealTime();
 BENCHMARK(BM_TensorTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_RawZmqTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
+BENCHMARK(BM_TensorTransferCurve)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_SmallRpcRoundTrip)->UseRealTime();
+BENCHMARK(BM_SmallRpcRoundTripCurve)->UseRealTime();
 BENCHMARK(BM_RawZmqRoundTrip)->UseRealTime();
 
 }  // namespace
 }  // namespace rill
 
 int main(int argc, char** argv) {
+  rill::BenchKeys();  // Both processes hold the same pair.
   // The child is forked before any thread exists.
   int up[2];
   int down[2];
@@ -245,7 +285,8 @@ int main(int argc, char** argv) {
   rill::Endpoints endpoints;
   char raw_tcp[256] = {};
   char raw_ipc[256] = {};
-  if (std::sscanf(line.c_str(), "%d %255s %255s", &endpoints.rpc_port, raw_tcp, raw_ipc) != 3) {
+  if (std::sscanf(line.c_str(), "%d %d %255s %255s", &endpoints.rpc_port, &endpoints.curve_port,
+                  raw_tcp, raw_ipc) != 4) {
     std::fprintf(stderr, "transport_bench: the child did not start\n");
     return 1;
   }
