@@ -42,6 +42,9 @@ struct ServerOptions {
   // The kernels nodes run with; null: StandardKernels(). Must outlive the
   // server (tests register their own kernels).
   const KernelRegistry* kernel_registry = nullptr;
+  // The most bytes one tensor may take in this process (as
+  // SessionOptions::max_tensor_bytes); 0 keeps the current limit.
+  size_t max_tensor_bytes = 0;
 };
 
 // Thread safety: all methods may be called concurrently.
