@@ -92,6 +92,12 @@ inline absl::StatusOr<BatchDims> BatchMatMulDims(const TensorShape& x, const Ten
   ASSIGN_OR_RETURN(d.batch, BroadcastBatch(x, y));
   d.product.rows = adj_x ? d.x_cols : d.x_rows;
   d.product.cols = adj_y ? d.y_rows : d.y_cols;
+  // Batch, rows and columns come from both operands, and empty operands can
+  // name sizes whose product overflows; output_shape() relies on this check.
+  std::vector<int64_t> out = d.batch;
+  out.push_back(d.product.rows);
+  out.push_back(d.product.cols);
+  RETURN_IF_ERROR(TensorShape::Create(out).status());
   for (int64_t b : d.batch) d.num_batches *= b;
   return d;
 }
