@@ -69,9 +69,7 @@ class MatMulCpu final : public OpKernel {
                      matmul::MatMulDims(a.shape(), b.shape(), transpose_a_, transpose_b_));
     const int64_t rows = dims.rows;
     const int64_t cols = dims.cols;
-    // Empty operands can name rows and columns whose product overflows.
-    ASSIGN_OR_RETURN(const TensorShape shape, TensorShape::Create({rows, cols}));
-    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape({rows, cols})));
     if (rows * cols == 0) return absl::OkStatus();
     return Multiply<T>(ctx.eigen_cpu(), a.data<T>(), a.dim_size(0), a.dim_size(1), transpose_a_,
                        b.data<T>(), b.dim_size(0), b.dim_size(1), transpose_b_, out->data<T>(),
