@@ -1,6 +1,7 @@
 // rill server: runs one task of a cluster until SIGTERM or SIGINT. The
 // cluster and the task come from the seed scripts' flags or TF_CONFIG.
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
@@ -23,9 +25,10 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
-    "                   [--device_count CPU=N[,GPU=N]] [--no-ipc] [--curve_keys DIR]\n"
-    "       rill server [--bind HOST[:PORT]] [--device_count ...] [--no-ipc] [--curve_keys DIR]\n"
-    "                   (cluster and task from TF_CONFIG)\n"
+    "                   [--device_count CPU=N[,GPU=N]] [--max_tensor_bytes N] [--no-ipc]\n"
+    "                   [--curve_keys DIR]\n"
+    "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
+    "                   [--no-ipc] [--curve_keys DIR]   (cluster and task from TF_CONFIG)\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
     "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n";
 
@@ -33,7 +36,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   ASSIGN_OR_RETURN(const ParsedArgs parsed,
                    ParseArgs(args,
                              {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync",
-                              "bind", "device_count", "curve_keys"},
+                              "bind", "device_count", "curve_keys", "max_tensor_bytes"},
                              {"no-ipc"}));
   if (!parsed.positional.empty()) {
     return absl::InvalidArgumentError(
@@ -42,7 +45,8 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   ServerOptions options;
   std::map<std::string, std::string> cluster_flags;
   for (const auto& [name, value] : parsed.values) {
-    if (name != "bind" && name != "device_count" && name != "curve_keys") {
+    if (name != "bind" && name != "device_count" && name != "curve_keys" &&
+        name != "max_tensor_bytes") {
       cluster_flags[name] = value;
     }
   }
@@ -61,6 +65,14 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   options.bind = parsed.Value("bind").value_or("");
   if (const auto count = parsed.Value("device_count")) {
     ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountFlag(*count));
+  }
+  if (const auto bytes = parsed.Value("max_tensor_bytes")) {
+    uint64_t value = 0;
+    if (!absl::SimpleAtoi(*bytes, &value) || value == 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("--max_tensor_bytes must be a positive number of bytes, got '{}'", *bytes));
+    }
+    options.max_tensor_bytes = value;
   }
   options.bind_ipc = !parsed.Has("no-ipc");
   return options;

@@ -1,7 +1,11 @@
 #include "graph/allocator.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace rill {
@@ -29,7 +33,38 @@ class AlignedCpuAllocator final : public Allocator {
   }
 };
 
+size_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  size_t bytes;
+  if (pages <= 0 || page_size <= 0 ||
+      __builtin_mul_overflow(static_cast<size_t>(pages), static_cast<size_t>(page_size), &bytes)) {
+    return std::numeric_limits<size_t>::max();  // Unknown: no limit.
+  }
+  return bytes;
+}
+
+// 0 stands for the default, so that the physical memory is read only once
+// someone asks.
+std::atomic<size_t>& MaxTensorBytesSetting() {
+  static std::atomic<size_t> setting{0};
+  return setting;
+}
+
 }  // namespace
+
+size_t MaxTensorBytes() {
+  // Relaxed: the limit is one independent value; no other memory is
+  // published with it.
+  const size_t setting = MaxTensorBytesSetting().load(std::memory_order_relaxed);
+  if (setting != 0) return setting;
+  static const size_t half_physical = PhysicalMemoryBytes() / 2;
+  return half_physical;
+}
+
+void SetMaxTensorBytes(size_t bytes) {
+  MaxTensorBytesSetting().store(bytes, std::memory_order_relaxed);  // Relaxed: as above.
+}
 
 Allocator* CpuAllocator() {
   // Never destroyed: tensors may be released during static destruction.

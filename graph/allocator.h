@@ -27,6 +27,17 @@ class Allocator {
 // the whole process.
 Allocator* CpuAllocator();
 
+// The most bytes one tensor may take. Tensor::Allocate refuses anything
+// larger with RESOURCE_EXHAUSTED before it asks an allocator, so that a
+// shape from a graph, a feed or a peer cannot take the machine's memory.
+// Process-wide, as the CPU allocator it guards. The default is half the
+// machine's physical memory: a tensor past that leaves no room for the op
+// that reads it to write a result of its size.
+// Thread safety: both may be called from any thread.
+size_t MaxTensorBytes();
+// 0 restores the default.
+void SetMaxTensorBytes(size_t bytes);
+
 }  // namespace rill
 
 #endif  // RILL_GRAPH_ALLOCATOR_H_

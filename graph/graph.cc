@@ -58,6 +58,9 @@ absl::StatusOr<std::shared_ptr<const Tensor>> DecodeConstValue(const NodeDef& de
   auto proto = GetTensorAttr(def, "value");
   if (!proto.ok()) return WithNodeContext(def, proto.status());
   auto tensor = TensorFromProto(**proto);
+  if (absl::IsResourceExhausted(tensor.status())) {
+    return WithNodeContext(def, tensor.status());
+  }
   if (!tensor.ok()) {
     return NodeError(def, absl::StrFormat("invalid value: %s", tensor.status().message()));
   }

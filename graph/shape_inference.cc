@@ -40,6 +40,12 @@ absl::StatusOr<std::pair<int, int>> InferenceContext::InputRange(std::string_vie
       absl::StrFormat("op '%s' has no input named '%s'", op_def_.name(), arg_name));
 }
 
+absl::Status InferenceContext::SetOutputDims(int i, absl::Span<const int64_t> dims) {
+  ASSIGN_OR_RETURN(PartialTensorShape shape, PartialTensorShape::Create(dims));
+  set_output(i, std::move(shape));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> InferenceContext::GetIntAttr(std::string_view name) const {
   return rill::GetIntAttr(node_, name);
 }
@@ -123,7 +129,9 @@ absl::StatusOr<PartialTensorShape> InferenceContext::Merge(const PartialTensorSh
     }
     dims[i] = *dim;
   }
-  return PartialTensorShape(absl::Span<const int64_t>(dims));
+  // Each side's known sizes fit in int64, but the sizes taken from both
+  // together may not.
+  return PartialTensorShape::Create(dims);
 }
 
 absl::StatusOr<PartialTensorShape> InferenceContext::Broadcast(const PartialTensorShape& a,
@@ -176,7 +184,7 @@ absl::StatusOr<PartialTensorShape> InferenceContext::MakeShapeFromShapeTensor(
         return ShapeError("Input %d holds dimension %d; dimensions must be >= -1", input_index, d);
       }
     }
-    return PartialTensorShape(absl::Span<const int64_t>(*values));
+    return PartialTensorShape::Create(*values);
   }
   if (shape.unknown_rank() || shape.dims() == 0) return PartialTensorShape::Unknown();
   ASSIGN_OR_RETURN(PartialTensorShape vector, WithRank(shape, 1, input_index));

@@ -46,6 +46,11 @@ class InferenceContext {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   DataType output_type(int i) const { return signature_.output_types[i]; }
   void set_output(int i, PartialTensorShape shape) { outputs_[i] = std::move(shape); }
+  // Output i = a shape of known rank with `dims` (-1 = unknown). Dims that
+  // a shape function computed from input values or attrs are untrusted:
+  // INVALID_ARGUMENT when there are too many or the known sizes' product
+  // overflows int64.
+  absl::Status SetOutputDims(int i, absl::Span<const int64_t> dims);
   const PartialTensorShape& output(int i) const { return outputs_[i]; }
   std::vector<PartialTensorShape> TakeOutputs() { return std::move(outputs_); }
 

@@ -150,6 +150,16 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
     return absl::InvalidArgumentError(
         absl::StrFormat("cannot allocate a tensor of dtype %s", DataTypeString(dtype)));
   }
+  size_t bytes = 0;
+  const bool overflows =
+      __builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), ElementSize(dtype), &bytes);
+  if (overflows || bytes > MaxTensorBytes()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s tensor of shape %s needs %s bytes, more than the %d bytes one tensor may take "
+        "(SessionOptions::max_tensor_bytes)",
+        DataTypeString(dtype), shape.DebugString(), overflows ? "over 2^64" : std::to_string(bytes),
+        MaxTensorBytes()));
+  }
   std::shared_ptr<TensorBuffer> buffer =
       TensorBuffer::Allocate(allocator, dtype, shape.num_elements());
   if (buffer == nullptr) {

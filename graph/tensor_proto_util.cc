@@ -170,9 +170,11 @@ void AppendValue(const T& value, TensorProto* proto) {
   }
 }
 
+// Checks the typed field against `shape` before anything is allocated.
+// Fewer values than elements is TensorFlow's repeat-last-value rule (a
+// zeros initializer carries one value), so only more values is an error.
 template <typename T>
-absl::Status DecodeTypedValues(const TensorProto& proto, Tensor& tensor) {
-  const DataType dtype = tensor.dtype();
+absl::Status CheckTypedValues(const TensorProto& proto, DataType dtype, const TensorShape& shape) {
   const int wire_size = FieldFor<T>::Get(proto).size();
   if (wire_size % kWirePerElement<T> != 0) {
     return absl::InvalidArgumentError(
@@ -180,12 +182,10 @@ absl::Status DecodeTypedValues(const TensorProto& proto, Tensor& tensor) {
                         FieldFor<T>::kName, wire_size, DataTypeString(dtype)));
   }
   const int given = wire_size / kWirePerElement<T>;
-  const int64_t num_elements = tensor.NumElements();
-  T* out = tensor.data<T>();
-  if (given > num_elements) {
+  if (given > shape.num_elements()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s has %d values but shape %s has only %d elements", FieldFor<T>::kName,
-                        given, tensor.shape().DebugString(), num_elements));
+                        given, shape.DebugString(), shape.num_elements()));
   }
   if (given == 0) {
     const std::string_view other = FirstNonEmptyField(proto);
@@ -194,19 +194,31 @@ absl::Status DecodeTypedValues(const TensorProto& proto, Tensor& tensor) {
           absl::StrFormat("%s given for a tensor of dtype %s (its values belong in %s)", other,
                           DataTypeString(dtype), FieldFor<T>::kName));
     }
+  }
+  return absl::OkStatus();
+}
+
+// REQUIRES: CheckTypedValues passed for the tensor's shape.
+template <typename T>
+absl::Status DecodeTypedValues(const TensorProto& proto, Tensor& tensor) {
+  const int given = FieldFor<T>::Get(proto).size() / kWirePerElement<T>;
+  const int64_t num_elements = tensor.NumElements();
+  T* out = tensor.data<T>();
+  if (given == 0) {
     std::fill_n(out, num_elements, T{});
     return absl::OkStatus();
   }
   for (int i = 0; i < given; ++i) {
-    ASSIGN_OR_RETURN(out[i], ReadValue<T>(proto, i, dtype));
+    ASSIGN_OR_RETURN(out[i], ReadValue<T>(proto, i, tensor.dtype()));
   }
   std::fill(out + given, out + num_elements, out[given - 1]);
   return absl::OkStatus();
 }
 
+// Checks tensor_content against `shape` before anything is allocated: its
+// size must be exactly the shape's.
 template <typename T>
-absl::Status DecodeContent(const TensorProto& proto, Tensor& tensor) {
-  const std::string& content = proto.tensor_content();
+absl::Status CheckContent(const TensorProto& proto, DataType dtype, const TensorShape& shape) {
   const std::string_view typed = FirstNonEmptyField(proto);
   if (!typed.empty()) {
     return absl::InvalidArgumentError(
@@ -216,12 +228,28 @@ absl::Status DecodeContent(const TensorProto& proto, Tensor& tensor) {
     return absl::InvalidArgumentError(
         "tensor_content is not supported for string tensors; use string_val");
   } else {
-    const size_t expected = tensor.TotalBytes();
-    if (content.size() != expected) {
+    const size_t size = proto.tensor_content().size();
+    size_t expected = 0;
+    if (__builtin_mul_overflow(static_cast<size_t>(shape.num_elements()), sizeof(T), &expected)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "tensor_content has %d bytes but a %s tensor of shape %s needs %d bytes", content.size(),
-          DataTypeString(tensor.dtype()), tensor.shape().DebugString(), expected));
+          "tensor_content has %d bytes but a %s tensor of shape %s needs more bytes than fit in "
+          "memory",
+          size, DataTypeString(dtype), shape.DebugString()));
     }
+    if (size != expected) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("tensor_content has %d bytes but a %s tensor of shape %s needs %d bytes",
+                          size, DataTypeString(dtype), shape.DebugString(), expected));
+    }
+    return absl::OkStatus();
+  }
+}
+
+// REQUIRES: CheckContent passed for the tensor's shape.
+template <typename T>
+void DecodeContent(const TensorProto& proto, Tensor& tensor) {
+  if constexpr (!std::is_same_v<T, std::string>) {
+    const std::string& content = proto.tensor_content();
     if constexpr (std::is_same_v<T, bool>) {
       // Any non-zero byte is true; copying it unchanged into a bool would
       // leave an invalid bool representation.
@@ -230,7 +258,6 @@ absl::Status DecodeContent(const TensorProto& proto, Tensor& tensor) {
     } else {
       std::memcpy(tensor.raw_data(), content.data(), content.size());
     }
-    return absl::OkStatus();
   }
 }
 
@@ -289,15 +316,22 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto, Allocator* allo
     return absl::InvalidArgumentError(
         absl::StrFormat("TensorProto has an invalid shape: %s", shape.status().message()));
   }
-  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(allocator, dtype, *shape));
   const bool from_content = !proto.tensor_content().empty();
-  RETURN_IF_ERROR(DispatchType(
+  return DispatchType(
       dtype,
-      [&]<typename T>() {
-        return from_content ? DecodeContent<T>(proto, tensor) : DecodeTypedValues<T>(proto, tensor);
+      [&]<typename T>() -> absl::StatusOr<Tensor> {
+        if (from_content) {
+          RETURN_IF_ERROR(CheckContent<T>(proto, dtype, *shape));
+          ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(allocator, dtype, *shape));
+          DecodeContent<T>(proto, tensor);
+          return tensor;
+        }
+        RETURN_IF_ERROR(CheckTypedValues<T>(proto, dtype, *shape));
+        ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(allocator, dtype, *shape));
+        RETURN_IF_ERROR(DecodeTypedValues<T>(proto, tensor));
+        return tensor;
       },
-      [] { return absl::InternalError("dtype checked above"); }));
-  return tensor;
+      []() -> absl::StatusOr<Tensor> { return absl::InternalError("dtype checked above"); });
 }
 
 TensorProto TensorToProto(const Tensor& tensor, TensorProtoEncoding encoding) {

@@ -263,7 +263,8 @@ absl::StatusOr<PartialTensorShape> BroadcastShapes(const PartialTensorShape& a,
           absl::StrFormat("Incompatible shapes: %s vs. %s", a.DebugString(), b.DebugString()));
     }
   }
-  return PartialTensorShape(absl::Span<const int64_t>(dims));
+  // Each side's sizes fit in int64, but their broadcast may not.
+  return PartialTensorShape::Create(dims);
 }
 
 }  // namespace rill

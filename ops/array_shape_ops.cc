@@ -50,25 +50,25 @@ absl::Status ReshapeShape(InferenceContext& c) {
       ASSIGN_OR_RETURN(known, MultiplyDims(known, dims[i]));
     }
   }
+  ASSIGN_OR_RETURN(const PartialTensorShape requested, PartialTensorShape::Create(dims));
   const int64_t count = c.input(0).num_elements();
   if (count >= 0) {
     if (inferred < 0 && count != known) {
       return ShapeError(
           "Reshape: cannot reshape a tensor with %d elements to shape %s (%d elements)", count,
-          PartialTensorShape(dims).DebugString(), known);
+          requested.DebugString(), known);
     }
     if (inferred >= 0 && known > 0) {
       if (count % known != 0) {
         return ShapeError(
             "Reshape: cannot reshape a tensor with %d elements to shape %s: %d is not a multiple "
             "of %d",
-            count, PartialTensorShape(dims).DebugString(), count, known);
+            count, requested.DebugString(), count, known);
       }
       dims[inferred] = count / known;
     }
   }
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status TransposeShape(InferenceContext& c) {
@@ -118,8 +118,7 @@ absl::Status ExpandDimsShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(int axis, CanonicalAxis(*dim, in.dims() + 1, "ExpandDims: dim"));
   std::vector<int64_t> dims(in.dim_sizes().begin(), in.dim_sizes().end());
   dims.insert(dims.begin() + axis, 1);
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status SqueezeShape(InferenceContext& c) {
@@ -194,8 +193,8 @@ absl::Status TileShape(InferenceContext& c) {
       dims.push_back(-1);
     }
   }
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  // Each tiled dimension fits in int64; their product may not.
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status BroadcastGradientArgsShape(InferenceContext& c) {

@@ -14,6 +14,7 @@
 namespace rill {
 namespace {
 
+using shape_util::AddDims;
 using shape_util::CanonicalAxis;
 using shape_util::FormatValues;
 using shape_util::KnownScalar;
@@ -32,7 +33,7 @@ absl::Status SplitShape(InferenceContext& c) {
       return ShapeError("Split: dimension %d of size %d is not divisible by num_split %d", axis,
                         size, num_split);
     }
-    out = WithDim(in, axis, size < 0 ? -1 : size / num_split);
+    ASSIGN_OR_RETURN(out, WithDim(in, axis, size < 0 ? -1 : size / num_split));
   }
   for (int i = 0; i < num_split; ++i) c.set_output(i, out);
   return absl::OkStatus();
@@ -56,7 +57,8 @@ absl::Status SplitVShape(InferenceContext& c) {
   }
   ASSIGN_OR_RETURN(int axis, CanonicalAxis(*split_dim, in.dims(), "SplitV: split_dim"));
   if (!sizes) {
-    for (int i = 0; i < num_split; ++i) c.set_output(i, WithDim(in, axis, -1));
+    ASSIGN_OR_RETURN(const PartialTensorShape out, WithDim(in, axis, -1));
+    for (int i = 0; i < num_split; ++i) c.set_output(i, out);
     return absl::OkStatus();
   }
   if (static_cast<int64_t>(sizes->size()) != num_split) {
@@ -74,7 +76,7 @@ absl::Status SplitVShape(InferenceContext& c) {
       return ShapeError("SplitV: size_splits may hold one -1 and otherwise sizes >= 0, got %s",
                         FormatValues(*sizes));
     } else {
-      sum += s;
+      ASSIGN_OR_RETURN(sum, AddDims(sum, s, "SplitV: size_splits"));
     }
   }
   if (total >= 0 && (inferred < 0 ? sum != total : sum > total)) {
@@ -84,7 +86,8 @@ absl::Status SplitVShape(InferenceContext& c) {
   for (int i = 0; i < num_split; ++i) {
     int64_t s = (*sizes)[i];
     if (i == inferred) s = total < 0 ? -1 : total - sum;
-    c.set_output(i, WithDim(in, axis, s));
+    ASSIGN_OR_RETURN(PartialTensorShape out, WithDim(in, axis, s));
+    c.set_output(i, std::move(out));
   }
   return absl::OkStatus();
 }
@@ -117,8 +120,14 @@ absl::Status ConcatV2Shape(InferenceContext& c) {
       continue;
     }
     const int64_t size = in.dim_size(axis);
-    concat_size = (concat_size < 0 || size < 0) ? -1 : concat_size + size;
-    auto other_dims = c.Merge(WithDim(merged, axis, -1), WithDim(in, axis, -1));
+    if (concat_size < 0 || size < 0) {
+      concat_size = -1;
+    } else {
+      ASSIGN_OR_RETURN(concat_size, AddDims(concat_size, size, "ConcatV2: the concatenation"));
+    }
+    ASSIGN_OR_RETURN(const PartialTensorShape merged_rest, WithDim(merged, axis, -1));
+    ASSIGN_OR_RETURN(const PartialTensorShape in_rest, WithDim(in, axis, -1));
+    auto other_dims = c.Merge(merged_rest, in_rest);
     if (!other_dims.ok()) {
       return ShapeError("ConcatV2: value %d of shape %s does not match the others outside axis "
                         "%d: %s",
@@ -126,7 +135,8 @@ absl::Status ConcatV2Shape(InferenceContext& c) {
     }
     merged = *other_dims;
   }
-  c.set_output(0, WithDim(merged, axis, concat_size));
+  ASSIGN_OR_RETURN(PartialTensorShape out, WithDim(merged, axis, concat_size));
+  c.set_output(0, std::move(out));
   return absl::OkStatus();
 }
 
@@ -145,8 +155,7 @@ absl::Status PackShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(int axis, CanonicalAxis(axis_attr, merged.dims() + 1, "Pack: axis"));
   std::vector<int64_t> dims(merged.dim_sizes().begin(), merged.dim_sizes().end());
   dims.insert(dims.begin() + axis, c.num_inputs());
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status UnpackShape(InferenceContext& c) {

@@ -25,8 +25,7 @@ absl::Status GatherShape(InferenceContext& c) {
   if (params.unknown_rank() || indices.unknown_rank()) return absl::OkStatus();
   std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end());
   dims.insert(dims.end(), params.dim_sizes().begin() + 1, params.dim_sizes().end());
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status GatherV2Shape(InferenceContext& c) {
@@ -64,8 +63,7 @@ absl::Status GatherV2Shape(InferenceContext& c) {
   }
   dims.insert(dims.end(), indices.dim_sizes().begin() + batch_dims, indices.dim_sizes().end());
   dims.insert(dims.end(), params.dim_sizes().begin() + axis + 1, params.dim_sizes().end());
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status OneHotShape(InferenceContext& c) {
@@ -82,8 +80,7 @@ absl::Status OneHotShape(InferenceContext& c) {
   }
   std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end());
   dims.insert(axis == -1 ? dims.end() : dims.begin() + axis, depth.value_or(-1));
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 // Each data[i] is indices[i]'s shape followed by the element shape shared by
@@ -123,8 +120,7 @@ absl::Status DynamicStitchShape(InferenceContext& c) {
   if (element.unknown_rank()) return absl::OkStatus();
   std::vector<int64_t> dims = {all_indices_known ? max_index + 1 : -1};
   dims.insert(dims.end(), element.dim_sizes().begin(), element.dim_sizes().end());
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 // One row of coordinates per true element: [?, rank of the input].

@@ -16,6 +16,7 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "ops/range_length.h"
 #include "ops/registry.h"
 
 namespace rill {
@@ -42,10 +43,6 @@ constexpr char kNumberTypesAndBool[] =
 constexpr char kNumberTypesAndVariant[] =
     "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64, "
     "complex64, complex128, qint8, quint8, qint32, variant}";
-
-PartialTensorShape ShapeOf(const std::vector<int64_t>& dims) {
-  return PartialTensorShape(absl::Span<const int64_t>(dims));
-}
 
 // The last `n` dimensions dropped. REQUIRES: known rank >= n.
 PartialTensorShape DropInnerDims(const PartialTensorShape& shape, int n) {
@@ -75,8 +72,8 @@ absl::Status MatMulShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(bool transpose_a, c.GetBoolAttr("transpose_a"));
   ASSIGN_OR_RETURN(bool transpose_b, c.GetBoolAttr("transpose_b"));
   ASSIGN_OR_RETURN(auto dims, ProductDims(a, transpose_a, b, transpose_b));
-  c.set_output(0, PartialTensorShape({dims.first, dims.second}));
-  return absl::OkStatus();
+  // Rows and columns come from different inputs, so their product is checked.
+  return c.SetOutputDims(0, {dims.first, dims.second});
 }
 
 // Batch dimensions broadcast (NumPy rules); the inner matrices multiply.
@@ -95,10 +92,10 @@ absl::Status BatchMatMulV2Shape(InferenceContext& c) {
     return ShapeError("Batch dimensions of %s and %s do not broadcast", a.DebugString(),
                       b.DebugString());
   }
-  batch->AddDim(dims.first);
-  batch->AddDim(dims.second);
-  c.set_output(0, *std::move(batch));
-  return absl::OkStatus();
+  std::vector<int64_t> out(batch->dim_sizes().begin(), batch->dim_sizes().end());
+  out.push_back(dims.first);
+  out.push_back(dims.second);
+  return c.SetOutputDims(0, out);
 }
 
 // `input` without the dimensions in `axes` (negative axes count from the
@@ -121,7 +118,7 @@ absl::StatusOr<PartialTensorShape> ReducedShape(const PartialTensorShape& input,
       dims.push_back(1);
     }
   }
-  return ShapeOf(dims);
+  return PartialTensorShape(absl::Span<const int64_t>(dims));
 }
 
 // Sum, Mean, Max, Min, Prod: axes from the known value of
@@ -194,7 +191,7 @@ absl::Status SelectShape(InferenceContext& c) {
       if (rows < 0) {
         std::vector<int64_t> dims(data.dim_sizes().begin(), data.dim_sizes().end());
         dims[0] = cond.dim_size(0);
-        data = ShapeOf(dims);
+        ASSIGN_OR_RETURN(data, PartialTensorShape::Create(dims));
       }
     } else {
       ASSIGN_OR_RETURN(data, c.Merge(data, cond));
@@ -202,37 +199,6 @@ absl::Status SelectShape(InferenceContext& c) {
   }
   c.set_output(0, std::move(data));
   return absl::OkStatus();
-}
-
-// The number of elements of Range(start, limit, delta), as TensorFlow counts
-// them. `T` is int64_t (integer Tidx) or double (floating Tidx).
-template <typename T>
-absl::StatusOr<int64_t> RangeLength(T start, T limit, T delta) {
-  if (delta == 0) return ShapeError("Range requires delta != 0");
-  if (start > limit && delta > 0) {
-    return ShapeError("Range requires start <= limit when delta > 0: %s/%s", absl::StrCat(start),
-                      absl::StrCat(limit));
-  }
-  if (start < limit && delta < 0) {
-    return ShapeError("Range requires start >= limit when delta < 0: %s/%s", absl::StrCat(start),
-                      absl::StrCat(limit));
-  }
-  double length;
-  if constexpr (std::is_integral_v<T>) {
-    // Unsigned, so that spans across the whole int64 range do not overflow.
-    const auto u = [](T v) { return static_cast<uint64_t>(v); };
-    const uint64_t span = limit > start ? u(limit) - u(start) : u(start) - u(limit);
-    const uint64_t step = delta > 0 ? u(delta) : 0 - u(delta);
-    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
-    if (count <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return static_cast<int64_t>(count);
-    }
-    length = static_cast<double>(count);
-  } else {
-    length = std::ceil(std::abs((limit - start) / delta));
-    if (length < 0x1p62) return static_cast<int64_t>(length);
-  }
-  return ShapeError("Range would have %g elements, too many", length);
 }
 
 absl::Status RangeShape(InferenceContext& c) {
@@ -257,13 +223,14 @@ absl::Status RangeShape(InferenceContext& c) {
           dtype,
           [&]<typename T>() -> absl::StatusOr<int64_t> {
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-              return RangeLength<int64_t>(start->scalar<T>(), limit->scalar<T>(),
-                                          delta->scalar<T>());
+              return RangeLength(static_cast<int64_t>(start->scalar<T>()),
+                                 static_cast<int64_t>(limit->scalar<T>()),
+                                 static_cast<int64_t>(delta->scalar<T>()));
             } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half> ||
                                  std::is_same_v<T, bfloat16>) {
-              return RangeLength<double>(static_cast<double>(start->scalar<T>()),
-                                         static_cast<double>(limit->scalar<T>()),
-                                         static_cast<double>(delta->scalar<T>()));
+              return RangeLength(static_cast<double>(start->scalar<T>()),
+                                 static_cast<double>(limit->scalar<T>()),
+                                 static_cast<double>(delta->scalar<T>()));
             } else {
               return unsupported();
             }

@@ -21,10 +21,6 @@ constexpr char kConvPadding[] = "padding: {'SAME', 'VALID', 'EXPLICIT'}";
 constexpr char kExplicitPaddings[] = "explicit_paddings: list(int) = []";
 constexpr char kDataFormat[] = "data_format: {'NHWC', 'NCHW'} = 'NHWC'";
 
-PartialTensorShape ShapeOf(const std::vector<int64_t>& dims) {
-  return PartialTensorShape(absl::Span<const int64_t>(dims));
-}
-
 // An error naming `what` when two known dimension sizes differ.
 absl::Status ExpectSameDim(int64_t a, int64_t b, std::string_view what) {
   if (a >= 0 && b >= 0 && a != b) {
@@ -48,14 +44,16 @@ absl::StatusOr<ImageLayout> LayoutOf(InferenceContext& c) {
   return ImageLayout{0, 2, 3, 1};
 }
 
-PartialTensorShape ImageShape(const ImageLayout& l, int64_t batch, int64_t height, int64_t width,
-                              int64_t channels) {
+// INVALID_ARGUMENT when the element count overflows int64 (windows with
+// large explicit paddings can make the spatial sizes large).
+absl::StatusOr<PartialTensorShape> ImageShape(const ImageLayout& l, int64_t batch, int64_t height,
+                                              int64_t width, int64_t channels) {
   std::vector<int64_t> dims(4);
   dims[l.batch] = batch;
   dims[l.height] = height;
   dims[l.width] = width;
   dims[l.channels] = channels;
-  return ShapeOf(dims);
+  return PartialTensorShape::Create(dims);
 }
 
 // The height and width entries of a 4-entry list attr in data_format order
@@ -82,12 +80,26 @@ absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window, int64_
                                            int64_t stride, std::string_view padding,
                                            int64_t pad_before, int64_t pad_after) {
   if (input < 0) return -1;
-  if (padding == "SAME") return (input + stride - 1) / stride;
+  if (padding == "SAME") return input / stride + (input % stride != 0 ? 1 : 0);
   if (window < 0) return -1;
-  const int64_t effective_window = (window - 1) * dilation + 1;
+  // Sizes, dilations and paddings come from attrs and inputs, so every step
+  // is checked.
+  int64_t effective_window;
+  int64_t span;
+  if (__builtin_mul_overflow(window - 1, dilation, &effective_window) ||
+      __builtin_add_overflow(effective_window, 1, &effective_window) ||
+      __builtin_add_overflow(input, pad_before, &span) ||
+      __builtin_add_overflow(span, pad_after, &span) ||
+      __builtin_sub_overflow(span, effective_window, &span) ||
+      __builtin_add_overflow(span, stride, &span)) {
+    return ShapeError(
+        "window arithmetic overflows int64: input size %d, window %d, dilation %d, "
+        "stride %d, paddings %d and %d",
+        input, window, dilation, stride, pad_before, pad_after);
+  }
   // Truncating division, as TensorFlow: an input a little smaller than the
   // window gives an empty output rather than an error.
-  const int64_t out = (input + pad_before + pad_after - effective_window + stride) / stride;
+  const int64_t out = span / stride;
   if (out < 0) {
     return ShapeError("Computed output size would be negative: %d [input_size: %d, "
                       "effective_filter_size: %d, stride: %d]",
@@ -154,7 +166,9 @@ absl::Status Conv2DShape(InferenceContext& c) {
   }
   ASSIGN_OR_RETURN(auto out, SpatialOutputSizes(c, l, input,
                                                 {filter.dim_size(0), filter.dim_size(1)}, true));
-  c.set_output(0, ImageShape(l, input.dim_size(l.batch), out[0], out[1], filter.dim_size(3)));
+  ASSIGN_OR_RETURN(PartialTensorShape shape,
+                   ImageShape(l, input.dim_size(l.batch), out[0], out[1], filter.dim_size(3)));
+  c.set_output(0, std::move(shape));
   return absl::OkStatus();
 }
 
@@ -196,11 +210,15 @@ absl::Status PoolShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(PartialTensorShape input, c.WithRank(c.input(0), vect_c ? 5 : 4, 0));
   ASSIGN_OR_RETURN(auto ksize, SpatialPair(c, "ksize", l));
   ASSIGN_OR_RETURN(auto out, SpatialOutputSizes(c, l, input, ksize, false));
-  PartialTensorShape shape =
-      ImageShape(l, input.dim_size(l.batch), out[0], out[1], input.dim_size(l.channels));
-  if (vect_c) shape.AddDim(input.dim_size(4));
-  c.set_output(0, std::move(shape));
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(PartialTensorShape shape, ImageShape(l, input.dim_size(l.batch), out[0], out[1],
+                                                        input.dim_size(l.channels)));
+  if (!vect_c) {
+    c.set_output(0, std::move(shape));
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> dims(shape.dim_sizes().begin(), shape.dim_sizes().end());
+  dims.push_back(input.dim_size(4));
+  return c.SetOutputDims(0, dims);
 }
 
 // The gradient has orig_input's shape; grad has orig_output's.
@@ -237,8 +255,7 @@ absl::Status BiasAddShape(InferenceContext& c) {
                       bias.DebugString(), value.DebugString(), channel);
   }
   if (dims[channel] < 0) dims[channel] = bias.dim_size(0);
-  c.set_output(0, ShapeOf(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 absl::Status BiasAddGradShape(InferenceContext& c) {
@@ -281,8 +298,8 @@ absl::Status SparseSoftmaxCrossEntropyShape(InferenceContext& c) {
   }
   const int64_t batch = logits.dim_size(0) >= 0 ? logits.dim_size(0) : labels.dim_size(0);
   c.set_output(0, PartialTensorShape({batch}));
-  c.set_output(1, PartialTensorShape({batch, logits.dim_size(1)}));
-  return absl::OkStatus();
+  // The batch may come from labels, so the pair is checked.
+  return c.SetOutputDims(1, {batch, logits.dim_size(1)});
 }
 
 OpDefBuilder Conv2DAttrs(OpDefBuilder op, std::string types) {

@@ -37,10 +37,19 @@ absl::StatusOr<std::optional<int64_t>> KnownScalar(const InferenceContext& c, in
   return std::optional<int64_t>(values->front());
 }
 
-PartialTensorShape WithDim(const PartialTensorShape& shape, int axis, int64_t size) {
+absl::StatusOr<PartialTensorShape> WithDim(const PartialTensorShape& shape, int axis,
+                                           int64_t size) {
   std::vector<int64_t> dims(shape.dim_sizes().begin(), shape.dim_sizes().end());
   dims[axis] = size;
-  return PartialTensorShape(dims);
+  return PartialTensorShape::Create(dims);
+}
+
+absl::StatusOr<int64_t> AddDims(int64_t a, int64_t b, std::string_view what) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return ShapeError("%s: a size of %d + %d overflows int64", what, a, b);
+  }
+  return sum;
 }
 
 }  // namespace rill::shape_util

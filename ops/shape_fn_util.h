@@ -29,9 +29,14 @@ absl::StatusOr<int64_t> MultiplyDims(int64_t a, int64_t b);
 absl::StatusOr<std::optional<int64_t>> KnownScalar(const InferenceContext& c, int input,
                                                    std::string_view what);
 
-// `shape` with dimension `axis` set to `size`. REQUIRES: shape has known
-// rank > axis.
-PartialTensorShape WithDim(const PartialTensorShape& shape, int axis, int64_t size);
+// `shape` with dimension `axis` set to `size` (>= -1); INVALID_ARGUMENT when
+// the new element count overflows int64. REQUIRES: shape has known rank >
+// axis.
+absl::StatusOr<PartialTensorShape> WithDim(const PartialTensorShape& shape, int axis, int64_t size);
+
+// a + b, or INVALID_ARGUMENT naming `what` when it overflows int64.
+// REQUIRES: a, b >= 0.
+absl::StatusOr<int64_t> AddDims(int64_t a, int64_t b, std::string_view what);
 
 }  // namespace rill::shape_util
 

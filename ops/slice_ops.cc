@@ -44,7 +44,7 @@ absl::Status SliceShape(InferenceContext& c) {
     if (size < -1 || (begin && start < 0)) {
       return ShapeError("Slice: dimension %d has begin %d and size %d", i, start, size);
     }
-    if (begin && extent >= 0 && (start > extent || (size >= 0 && start + size > extent))) {
+    if (begin && extent >= 0 && (start > extent || (size >= 0 && size > extent - start))) {
       return ShapeError("Slice: begin %d and size %d are out of bounds for dimension %d of size %d",
                         start, size, i, extent);
     }
@@ -54,8 +54,7 @@ absl::Status SliceShape(InferenceContext& c) {
       dims.push_back(begin && extent >= 0 ? extent - start : -1);
     }
   }
-  c.set_output(0, PartialTensorShape(dims));
-  return absl::OkStatus();
+  return c.SetOutputDims(0, dims);
 }
 
 // The spec's length comes from the shapes of begin, end and strides; their

@@ -180,8 +180,9 @@ absl::StatusOr<StridedSliceSpec> ResolveStridedSlice(const PartialTensorShape& i
     resolved.end.push_back(d.end);
     resolved.strides.push_back(d.stride.value_or(1));
   }
-  resolved.processing_shape = PartialTensorShape(absl::MakeConstSpan(processing));
-  resolved.final_shape = PartialTensorShape(absl::MakeConstSpan(final_dims));
+  // New axes can take the rank past the maximum.
+  ASSIGN_OR_RETURN(resolved.processing_shape, PartialTensorShape::Create(processing));
+  ASSIGN_OR_RETURN(resolved.final_shape, PartialTensorShape::Create(final_dims));
   return resolved;
 }
 

@@ -149,6 +149,7 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
                    options.config.cluster.TaskAddress(task.job, task.index));
   target_ = "zmq://" + address;
   std::FILE* log = options.log != nullptr ? options.log : stderr;
+  if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
 
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, curve_);
   if (curve_ == nullptr && !IsLoopback(bind_address)) {

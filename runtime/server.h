@@ -46,6 +46,9 @@ struct ServerOptions {
   // encrypts everything; its own calls to other tasks use them too. Null:
   // read from config.curve_keys when that is set, else none.
   std::shared_ptr<const CurveKeys> curve;
+  // The most bytes one tensor may take in this process (as
+  // SessionOptions::max_tensor_bytes); 0 keeps the current limit.
+  size_t max_tensor_bytes = 0;
 };
 
 // Thread safety: all methods may be called concurrently.

@@ -108,6 +108,7 @@ class DirectSession final : public Session {
 
 absl::StatusOr<std::unique_ptr<Session>> NewSession(const SessionOptions& options,
                                                     const GraphDef& graph) {
+  if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
   if (!options.target.empty()) return NewRemoteSession(options, graph);
   return DirectSession::Create(options, graph);
 }

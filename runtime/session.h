@@ -56,6 +56,12 @@ struct SessionOptions {
   // The kernels nodes run with; nullptr means StandardKernels(). Must
   // outlive the session (tests register their own kernels).
   const KernelRegistry* kernel_registry = nullptr;
+  // The most bytes one tensor may take (a constant, a feed, a kernel's
+  // output); larger ones fail with RESOURCE_EXHAUSTED naming the node.
+  // 0 keeps the current limit (by default half the machine's physical memory).
+  // The limit is process-wide (graph/allocator.h's MaxTensorBytes): a
+  // session made with a value sets it for every session of the process.
+  size_t max_tensor_bytes = 0;
 };
 
 struct RunOptions {

@@ -3,6 +3,7 @@
 #ifndef RILL_TESTS_TEST_UTIL_H_
 #define RILL_TESTS_TEST_UTIL_H_
 
+#include <cstddef>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
+#include "graph/allocator.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 
@@ -46,6 +48,17 @@ std::string ReadFileOrDie(const std::string& path);
 // A fresh directory under the system temp dir, removed by nobody (tests
 // name files under it uniquely).
 std::string MakeTempDir();
+
+// Lowers the process's limit on one tensor's bytes (MaxTensorBytes) for
+// its lifetime, so that a test can show a refusal without the memory a
+// real one would take; the default comes back after.
+class ScopedMaxTensorBytes {
+ public:
+  explicit ScopedMaxTensorBytes(size_t bytes) { SetMaxTensorBytes(bytes); }
+  ~ScopedMaxTensorBytes() { SetMaxTensorBytes(0); }
+  ScopedMaxTensorBytes(const ScopedMaxTensorBytes&) = delete;
+  ScopedMaxTensorBytes& operator=(const ScopedMaxTensorBytes&) = delete;
+};
 
 struct ProgramResult {
   bool exited = false;  // False when killed by a signal.

@@ -23,6 +23,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
+#include "ops/range_length.h"
 
 namespace rill {
 namespace {
@@ -328,9 +329,7 @@ class RangeOp final : public OpKernel {
     }
     int64_t size;
     if constexpr (std::is_integral_v<T>) {
-      const int64_t span = delta > 0 ? int64_t{limit} - start : int64_t{start} - limit;
-      const int64_t step = delta > 0 ? int64_t{delta} : -int64_t{delta};
-      size = (span + step - 1) / step;
+      ASSIGN_OR_RETURN(size, RangeLength(int64_t{start}, int64_t{limit}, int64_t{delta}));
     } else {
       const double length = std::ceil(std::abs((static_cast<double>(limit) - start) / delta));
       if (!(length < 0x1p62)) {
@@ -340,7 +339,15 @@ class RangeOp final : public OpKernel {
     }
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape({size})));
     T* data = out->data<T>();
-    for (int64_t i = 0; i < size; ++i) data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    for (int64_t i = 0; i < size; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        // Every value lies between start and limit, but a step count times
+        // delta may not fit in T.
+        data[i] = static_cast<T>(int64_t{start} + i * int64_t{delta});
+      } else {
+        data[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+      }
+    }
     return absl::OkStatus();
   }
 };

@@ -4,6 +4,7 @@
 #define RILL_KERNELS_CPU_CONV_GEOMETRY_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -66,6 +67,10 @@ inline absl::StatusOr<ConvGeometry> ComputeGeometry(const window::WindowAttrs& a
                    window::ComputeDimWindow(attrs, 0, input.dim_size(1), filter.dim_size(0)));
   ASSIGN_OR_RETURN(g.cols,
                    window::ComputeDimWindow(attrs, 1, input.dim_size(2), filter.dim_size(1)));
+  // Large paddings can make an output too large to count; output_shape()
+  // relies on this check.
+  RETURN_IF_ERROR(
+      TensorShape::Create({g.batch, g.rows.output, g.cols.output, g.out_depth}).status());
   return g;
 }
 
@@ -75,15 +80,15 @@ inline absl::StatusOr<TensorShape> ShapeFromInput(const Tensor& sizes, const cha
     return absl::InvalidArgumentError(absl::StrFormat("%s must be a 4-element vector, got shape %s",
                                                       what, sizes.shape().DebugString()));
   }
-  TensorShape shape;
+  std::vector<int64_t> dims;
   for (int i = 0; i < 4; ++i) {
     const int32_t size = sizes.data<int32_t>()[i];
     if (size < 0) {
       return absl::InvalidArgumentError(absl::StrFormat("%s has a negative size %d", what, size));
     }
-    shape.AddDim(size);
+    dims.push_back(size);
   }
-  return shape;
+  return TensorShape::Create(dims);
 }
 
 inline absl::Status CheckOutBackprop(const ConvGeometry& g, const TensorShape& out_backprop) {

@@ -22,7 +22,8 @@ struct ProductDims {
 };
 
 // The dimensions of MatMul's op(a) * op(b), where op transposes when asked,
-// or INVALID_ARGUMENT naming both shapes.
+// or INVALID_ARGUMENT naming both shapes. [rows, cols] is a valid
+// TensorShape when this succeeds.
 inline absl::StatusOr<ProductDims> MatMulDims(const TensorShape& a, const TensorShape& b,
                                               bool transpose_a, bool transpose_b) {
   if (a.dims() != 2 || b.dims() != 2) {
@@ -36,7 +37,10 @@ inline absl::StatusOr<ProductDims> MatMulDims(const TensorShape& a, const Tensor
     return absl::InvalidArgumentError(absl::StrFormat(
         "Matrix size-incompatible: In[0]: %s, In[1]: %s", a.DebugString(), b.DebugString()));
   }
-  return ProductDims{a.dim_size(transpose_a ? 1 : 0), b.dim_size(transpose_b ? 0 : 1), inner_a};
+  const ProductDims dims{a.dim_size(transpose_a ? 1 : 0), b.dim_size(transpose_b ? 0 : 1), inner_a};
+  // Empty operands can name rows and columns whose product overflows.
+  RETURN_IF_ERROR(TensorShape::Create({dims.rows, dims.cols}).status());
+  return dims;
 }
 
 // BatchMatMulV2's operands: x and y hold batches of [x_rows, x_cols] and
@@ -92,6 +96,12 @@ inline absl::StatusOr<BatchDims> BatchMatMulDims(const TensorShape& x, const Ten
   ASSIGN_OR_RETURN(d.batch, BroadcastBatch(x, y));
   d.product.rows = adj_x ? d.x_cols : d.x_rows;
   d.product.cols = adj_y ? d.y_rows : d.y_cols;
+  // Batch, rows and columns come from both operands, and empty operands can
+  // name sizes whose product overflows; output_shape() relies on this check.
+  std::vector<int64_t> out = d.batch;
+  out.push_back(d.product.rows);
+  out.push_back(d.product.cols);
+  RETURN_IF_ERROR(TensorShape::Create(out).status());
   for (int64_t b : d.batch) d.num_batches *= b;
   return d;
 }

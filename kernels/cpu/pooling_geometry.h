@@ -53,6 +53,9 @@ inline absl::StatusOr<PoolGeometry> ComputeGeometry(const PoolAttrs& attrs,
                    window::ComputeDimWindow(attrs.window, 0, input.dim_size(1), attrs.ksize[0]));
   ASSIGN_OR_RETURN(g.cols,
                    window::ComputeDimWindow(attrs.window, 1, input.dim_size(2), attrs.ksize[1]));
+  // Large paddings can make an output too large to count; output_shape()
+  // relies on this check.
+  RETURN_IF_ERROR(TensorShape::Create({g.batch, g.rows.output, g.cols.output, g.depth}).status());
   return g;
 }
 

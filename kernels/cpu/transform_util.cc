@@ -390,11 +390,16 @@ absl::StatusOr<JoinSpec> Join(std::vector<Tensor> inputs, int axis, std::string_
           "%s: input %d has shape %s, which does not match input 0's shape %s except along axis %d",
           op, i, s.DebugString(), base.DebugString(), axis));
     }
-    total += s.dim_size(axis);
+    // Empty inputs can carry sizes along the axis whose sum overflows.
+    if (__builtin_add_overflow(total, s.dim_size(axis), &total)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: the sizes along axis %d overflow int64", op, axis));
+    }
   }
+  std::vector<int64_t> dims(base.dim_sizes().begin(), base.dim_sizes().end());
+  dims[axis] = total;
   JoinSpec spec;
-  spec.shape = base;
-  spec.shape.set_dim(axis, total);
+  ASSIGN_OR_RETURN(spec.shape, TensorShape::Create(dims));
   spec.axis = axis;
   spec.inputs = std::move(inputs);
   return spec;
@@ -420,7 +425,7 @@ absl::StatusOr<JoinSpec> ReadPack(const KernelContext& ctx, int64_t axis_attr) {
   ASSIGN_OR_RETURN(int axis, CanonicalAxis(axis_attr, base.dims() + 1, "Pack"));
   std::vector<int64_t> dims(base.dim_sizes().begin(), base.dim_sizes().end());
   dims.insert(dims.begin() + axis, 1);
-  const TensorShape expanded(absl::MakeConstSpan(dims));
+  ASSIGN_OR_RETURN(const TensorShape expanded, TensorShape::Create(dims));
   std::vector<Tensor> inputs;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     if (!(ctx.input(i).shape() == base)) {

@@ -109,23 +109,45 @@ inline absl::StatusOr<DimWindow> ComputeDimWindow(const WindowAttrs& attrs, int 
         absl::StrFormat("window size %d along dimension %d must be positive", window, dim + 1));
   }
   DimWindow w{input, window, attrs.dilations[dim], attrs.strides[dim], 0, 0};
-  const int64_t effective = (window - 1) * w.dilation + 1;
+  // Windows, dilations and paddings are attrs and inputs: every step that
+  // could overflow is checked.
+  const auto overflow = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "window arithmetic along dimension %d overflows int64: input size %d, window %d, "
+        "dilation %d, stride %d",
+        dim + 1, input, window, w.dilation, w.stride));
+  };
+  int64_t effective;
+  if (__builtin_mul_overflow(window - 1, w.dilation, &effective) ||
+      __builtin_add_overflow(effective, 1, &effective)) {
+    return overflow();
+  }
   switch (attrs.padding) {
     case Padding::kSame: {
-      w.output = (input + w.stride - 1) / w.stride;
-      const int64_t total = std::max<int64_t>((w.output - 1) * w.stride + effective - input, 0);
-      w.pad_before = total / 2;
+      w.output = input / w.stride + (input % w.stride != 0 ? 1 : 0);
+      int64_t total;
+      if (__builtin_mul_overflow(w.output - 1, w.stride, &total) ||
+          __builtin_add_overflow(total, effective - input, &total)) {
+        return overflow();
+      }
+      w.pad_before = std::max<int64_t>(total, 0) / 2;
       break;
     }
     case Padding::kValid:
     case Padding::kExplicit: {
       if (attrs.padding == Padding::kExplicit) w.pad_before = attrs.explicit_pads[2 * dim];
-      const int64_t padded =
-          input + w.pad_before +
-          (attrs.padding == Padding::kExplicit ? attrs.explicit_pads[2 * dim + 1] : 0);
+      const int64_t pad_after =
+          attrs.padding == Padding::kExplicit ? attrs.explicit_pads[2 * dim + 1] : 0;
+      int64_t span;
+      if (__builtin_add_overflow(input, w.pad_before, &span) ||
+          __builtin_add_overflow(span, pad_after, &span) ||
+          __builtin_sub_overflow(span, effective, &span) ||
+          __builtin_add_overflow(span, w.stride, &span)) {
+        return overflow();
+      }
       // Truncating division, as the shape function: an input a little
       // smaller than the window gives an empty output.
-      w.output = (padded - effective + w.stride) / w.stride;
+      w.output = span / w.stride;
       if (w.output < 0) {
         return absl::InvalidArgumentError(
             absl::StrFormat("Computed output size would be negative: %d [input_size: %d, "

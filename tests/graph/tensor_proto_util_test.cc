@@ -1,5 +1,6 @@
 #include "graph/tensor_proto_util.h"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -261,22 +262,82 @@ TEST(TensorFromProto, RejectsMalformedShapes) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows")));
 }
 
+class CountingAllocator final : public Allocator {
+ public:
+  std::string Name() const override { return "counting"; }
+  void* AllocateRaw(size_t alignment, size_t bytes) override {
+    ++calls;
+    return CpuAllocator()->AllocateRaw(alignment, bytes);
+  }
+  void DeallocateRaw(void* ptr, size_t bytes) override {
+    CpuAllocator()->DeallocateRaw(ptr, bytes);
+  }
+  int calls = 0;
+};
+
 TEST(TensorFromProto, UsesTheGivenAllocator) {
-  class CountingAllocator final : public Allocator {
-   public:
-    std::string Name() const override { return "counting"; }
-    void* AllocateRaw(size_t alignment, size_t bytes) override {
-      ++calls;
-      return CpuAllocator()->AllocateRaw(alignment, bytes);
-    }
-    void DeallocateRaw(void* ptr, size_t bytes) override {
-      CpuAllocator()->DeallocateRaw(ptr, bytes);
-    }
-    int calls = 0;
-  };
   CountingAllocator allocator;
   ASSERT_OK(TensorFromProto(ProtoOf(DT_FLOAT, {4}), &allocator));
   EXPECT_EQ(allocator.calls, 1);
+}
+
+constexpr int64_t k2To32 = int64_t{1} << 32;
+
+TEST(TensorFromProto, ChecksTensorContentAgainstAHugeShapeBeforeAllocating) {
+  TensorProto p = ProtoOf(DT_INT32, {k2To32});
+  p.set_tensor_content(std::string(4, '\0'));
+  CountingAllocator allocator;
+  EXPECT_THAT(TensorFromProto(p, &allocator),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("tensor_content has 4 bytes"), HasSubstr("[4294967296]"),
+                             HasSubstr("17179869184 bytes"))));
+  EXPECT_EQ(allocator.calls, 0);
+  // Bytes past what size_t holds are refused too.
+  TensorProto wide = ProtoOf(DT_COMPLEX128, {int64_t{1} << 61});
+  wide.set_tensor_content(std::string(16, '\0'));
+  EXPECT_THAT(TensorFromProto(wide, &allocator),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tensor_content has 16")));
+  EXPECT_EQ(allocator.calls, 0);
+}
+
+TEST(TensorFromProto, ChecksTypedValuesBeforeAllocating) {
+  TensorProto p = ProtoOf(DT_FLOAT, {2});
+  for (float v : {1.0f, 2.0f, 3.0f}) p.add_float_val(v);
+  CountingAllocator allocator;
+  EXPECT_THAT(TensorFromProto(p, &allocator),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("float_val has 3 values")));
+  TensorProto misplaced = ProtoOf(DT_INT32, {k2To32});
+  misplaced.add_float_val(1);
+  EXPECT_THAT(TensorFromProto(misplaced, &allocator),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("belong in int_val")));
+  EXPECT_EQ(allocator.calls, 0);
+}
+
+// One value over a huge shape is TensorFlow's repeat-last rule, so the shape
+// alone decides: past the limit on one tensor it is refused before any
+// memory is touched.
+TEST(TensorFromProto, OneValueOverAShapePastTheTensorLimitIsResourceExhausted) {
+  const testing::ScopedMaxTensorBytes limit(1 << 20);
+  TensorProto p = ProtoOf(DT_INT32, {k2To32});
+  p.add_int_val(1);
+  CountingAllocator allocator;
+  EXPECT_THAT(
+      TensorFromProto(p, &allocator),
+      StatusIs(absl::StatusCode::kResourceExhausted,
+               AllOf(HasSubstr("int32 tensor of shape [4294967296]"), HasSubstr("1048576 bytes"))));
+  EXPECT_EQ(allocator.calls, 0);
+  // Within the limit the rule still fills the shape.
+  TensorProto small = ProtoOf(DT_INT32, {3});
+  small.add_int_val(7);
+  ExpectTensor<int32_t>(TensorFromProto(small), TensorShape({3}), {7, 7, 7});
+}
+
+TEST(TensorFromProto, BytesPastWhatMemoryHoldsAreResourceExhaustedAtAnyLimit) {
+  TensorProto p = ProtoOf(DT_COMPLEX128, {int64_t{1} << 61});
+  p.add_dcomplex_val(1);
+  p.add_dcomplex_val(2);
+  EXPECT_THAT(TensorFromProto(p),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("one tensor may take")));
 }
 
 TEST(TensorToProto, ContentEncodingWritesRawLittleEndianBytes) {

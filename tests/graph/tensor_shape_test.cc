@@ -208,6 +208,12 @@ TEST(BroadcastShapes, AlignsFromTheRightAndStretchesOnes) {
   EXPECT_TRUE(out.unknown_rank());
 }
 
+TEST(BroadcastShapes, RejectsAResultWhoseElementCountOverflows) {
+  constexpr int64_t k2To32 = int64_t{1} << 32;
+  EXPECT_THAT(BroadcastShapes(PartialTensorShape({k2To32, 1}), PartialTensorShape({1, k2To32})),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+}
+
 TEST(BroadcastShapes, RejectsKnownMismatchNamingBothShapes) {
   EXPECT_THAT(BroadcastShapes(PartialTensorShape({2, 3}), PartialTensorShape({4})),
               StatusIs(absl::StatusCode::kInvalidArgument,

@@ -138,6 +138,24 @@ TEST(Tensor, AllocateReportsExhaustedMemory) {
               StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("complex128")));
 }
 
+TEST(Tensor, AllocateRefusesMoreBytesThanOneTensorMayTake) {
+  const testing::ScopedMaxTensorBytes limit(1024);
+  EXPECT_OK(Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({256})));
+  EXPECT_THAT(Tensor::Allocate(CpuAllocator(), DT_FLOAT, TensorShape({257})),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       AllOf(HasSubstr("float tensor of shape [257] needs 1028 bytes"),
+                             HasSubstr("1024 bytes"))));
+}
+
+TEST(Tensor, MaxTensorBytesDefaultsToPartOfThePhysicalMemory) {
+  SetMaxTensorBytes(0);
+  EXPECT_GT(MaxTensorBytes(), size_t{1} << 20);
+  SetMaxTensorBytes(4096);
+  EXPECT_EQ(MaxTensorBytes(), 4096u);
+  SetMaxTensorBytes(0);
+  EXPECT_GT(MaxTensorBytes(), 4096u);
+}
+
 TEST(Tensor, TotalBytesCountsElementStorage) {
   EXPECT_EQ(Tensor(DT_FLOAT, TensorShape({2, 3})).TotalBytes(), 24u);
   EXPECT_EQ(Tensor(DT_BFLOAT16, TensorShape({5})).TotalBytes(), 10u);

@@ -167,6 +167,35 @@ TEST(Fill, RejectsNegativeDim) {
   EXPECT_FALSE(t.RunOne().ok());
 }
 
+constexpr int64_t k2To32 = int64_t{1} << 32;
+
+TEST(Fill, RejectsDimsWhoseElementCountOverflows) {
+  KernelTester t("Fill");
+  t.Input<int64_t>({3}, {k2To32, k2To32, k2To32}).Input<float>({}, {1});
+  EXPECT_THAT(t.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+}
+
+TEST(Fill, DimsPastTheTensorLimitAreResourceExhausted) {
+  const ScopedMaxTensorBytes limit(1 << 20);
+  KernelTester t("Fill");
+  t.Input<int64_t>({1}, {k2To32}).Input<float>({}, {1});
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                   HasSubstr("output 0: float tensor of shape [4294967296]")));
+}
+
+TEST(Const, ValuePastTheTensorLimitIsResourceExhausted) {
+  const ScopedMaxTensorBytes limit(1 << 20);
+  TensorProto value;
+  value.set_dtype(DT_INT32);
+  value.mutable_tensor_shape()->add_dim()->set_size(k2To32);
+  value.add_int_val(1);
+  KernelTester t("Const");
+  t.Attr("value", value).Attr("dtype", DT_INT32);
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                   HasSubstr("int32 tensor of shape [4294967296]")));
+}
+
 TEST(ZerosLikeOnesLike, FillWithZeroAndOne) {
   const Tensor in = RandomTensor(DT_FLOAT, {2, 2}, 10);
   KernelTester z("ZerosLike");
@@ -199,6 +228,32 @@ TEST(Range, RejectsZeroDeltaAndUnreachableLimit) {
   KernelTester back("Range");
   back.Input<int32_t>({}, {5}).Input<int32_t>({}, {3}).Input<int32_t>({}, {1});
   EXPECT_FALSE(back.RunOne().ok());
+}
+
+TEST(Range, RejectsMoreElementsThanInt64Counts) {
+  KernelTester t("Range");
+  t.Input<int64_t>({}, {INT64_MIN}).Input<int64_t>({}, {INT64_MAX}).Input<int64_t>({}, {1});
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("too many")));
+}
+
+TEST(Range, StepsOfTheMostNegativeDelta) {
+  KernelTester t("Range");
+  t.Input<int64_t>({}, {0}).Input<int64_t>({}, {INT64_MIN}).Input<int64_t>({}, {INT64_MIN});
+  EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<int64_t>({1}, {0}))));
+  KernelTester wide("Range");
+  wide.Input<int32_t>({}, {INT32_MIN})
+      .Input<int32_t>({}, {INT32_MAX})
+      .Input<int32_t>({}, {1 << 30});
+  EXPECT_THAT(
+      wide.RunOne(),
+      IsOkAndHolds(TensorEq(MakeTensor<int32_t>({4}, {INT32_MIN, -(1 << 30), 0, 1 << 30}))));
+}
+
+TEST(Range, LengthPastTheTensorLimitIsResourceExhausted) {
+  const ScopedMaxTensorBytes limit(1 << 20);
+  KernelTester t("Range");
+  t.Input<int32_t>({}, {INT32_MIN}).Input<int32_t>({}, {INT32_MAX}).Input<int32_t>({}, {1});
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("output 0")));
 }
 
 }  // namespace

@@ -245,5 +245,26 @@ TEST(Conv2DBackpropInput, RejectsOutBackpropOfWrongShape) {
   EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("out_backprop")));
 }
 
+TEST(Conv2D, RejectsPaddingsWhoseArithmeticOverflows) {
+  constexpr int64_t k2To62 = int64_t{1} << 62;
+  KernelTester t("Conv2D");
+  t.Attr("strides", std::vector<int64_t>{1, 1, 1, 1})
+      .Attr("padding", std::string("EXPLICIT"))
+      .Attr("explicit_paddings", std::vector<int64_t>{0, 0, k2To62, k2To62, 0, 0, 0, 0})
+      .Input(RandomTensor(DT_FLOAT, {1, 4, 4, 1}, 1))
+      .Input(RandomTensor(DT_FLOAT, {2, 2, 1, 1}, 2));
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows")));
+  // Large paddings whose sum fits still give an output too large to count.
+  KernelTester wide("Conv2D");
+  wide.Attr("strides", std::vector<int64_t>{1, 1, 1, 1})
+      .Attr("padding", std::string("EXPLICIT"))
+      .Attr("explicit_paddings",
+            std::vector<int64_t>{0, 0, k2To62 / 2, k2To62 / 2, k2To62 / 2, k2To62 / 2, 0, 0})
+      .Input(RandomTensor(DT_FLOAT, {1, 4, 4, 1}, 1))
+      .Input(RandomTensor(DT_FLOAT, {2, 2, 1, 1}, 2));
+  EXPECT_THAT(wide.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+}
+
 }  // namespace
 }  // namespace rill::testing

@@ -271,5 +271,19 @@ TEST(BatchMatMulV2, RejectsIncompatibleMatrixDimensions) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Matrix size-incompatible")));
 }
 
+TEST(MatMul, RejectsEmptyOperandsWhoseProductShapeOverflows) {
+  constexpr int64_t k2To32 = int64_t{1} << 32;
+  KernelTester t("MatMul");
+  t.Input(Tensor(DT_FLOAT, TensorShape({k2To32, 0})))
+      .Input(Tensor(DT_FLOAT, TensorShape({0, k2To32})));
+  EXPECT_THAT(t.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+  KernelTester batch("BatchMatMulV2");
+  batch.Input(Tensor(DT_FLOAT, TensorShape({2, k2To32, 0})))
+      .Input(Tensor(DT_FLOAT, TensorShape({0, k2To32})));
+  EXPECT_THAT(batch.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+}
+
 }  // namespace
 }  // namespace rill::testing

@@ -17,6 +17,8 @@
 namespace rill::testing {
 namespace {
 
+using ::testing::HasSubstr;
+
 constexpr int64_t kSamples = 100000;
 
 absl::StatusOr<Tensor> Sample(const std::string& op, DataType dtype, int64_t seed, int64_t seed2,
@@ -85,6 +87,17 @@ TEST(RandomOps, SeededOpsRepeatAcrossKernelsAndDifferAcrossSeeds) {
     ASSERT_OK_AND_ASSIGN(Tensor c, Sample(op, DT_FLOAT, 5, 7, 100));
     EXPECT_THAT(b, TensorEq(a)) << op;
     EXPECT_FALSE(TensorsEqual(a, c)) << op;
+  }
+}
+
+TEST(RandomOps, RejectShapesWhoseElementCountOverflows) {
+  for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
+    KernelTester t(op);
+    constexpr int64_t k2To32 = int64_t{1} << 32;
+    t.Attr("dtype", DT_FLOAT).Input<int64_t>({3}, {k2To32, k2To32, k2To32});
+    EXPECT_THAT(t.RunOne(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")))
+        << op;
   }
 }
 

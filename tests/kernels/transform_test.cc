@@ -72,6 +72,13 @@ TEST(Tile, RepeatsAlongEachDim) {
           {4, 6}, {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}))));
 }
 
+TEST(Tile, RejectsMultiplesWhoseElementCountOverflows) {
+  KernelTester t("Tile");
+  t.Input<int32_t>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({2}, {int64_t{1} << 32, int64_t{1} << 32});
+  EXPECT_THAT(t.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflows int64")));
+}
+
 TEST(Slice, CopiesBoxWithMinusOneSize) {
   const Tensor x = RandomTensor(DT_DOUBLE, {4, 5, 6}, 3);
   Tensor want(DT_DOUBLE, {2, 3, 4});
@@ -321,6 +328,15 @@ TEST(Unpack, RejectsNumMismatch) {
   KernelTester t("Unpack");
   t.Attr("num", 2).Input<int32_t>({3}, {1, 2, 3});
   EXPECT_FALSE(t.Run().ok());
+}
+
+TEST(ConcatV2, RejectsEmptyInputsWhoseSizesAlongTheAxisOverflow) {
+  constexpr int64_t k2To62 = int64_t{1} << 62;
+  KernelTester t("ConcatV2");
+  t.InputList(
+       {Tensor(DT_FLOAT, TensorShape({0, k2To62})), Tensor(DT_FLOAT, TensorShape({0, k2To62}))})
+      .Input<int32_t>({}, {1});
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
 }
 
 }  // namespace
