@@ -19,6 +19,7 @@ namespace {
 using ::rill::testing::BadInputCase;
 using ::rill::testing::BadInputCases;
 using ::rill::testing::Cluster;
+using ::rill::testing::ExpectGoodStepRuns;
 using ::rill::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -35,19 +36,6 @@ SessionOptions OnTask(const Cluster& cluster, const std::string& job) {
   return options;
 }
 
-// x * x + 1 on `device`, fed x, through the master at `options.target`.
-void ExpectServes(const SessionOptions& options, const std::string& device) {
-  const Scope root = ops::NewRootScope().WithDevice(device);
-  const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
-  ops::Add(root.WithOpName("y"), ops::Square(root, x),
-           ops::Const(root, Tensor::Scalar<float>(1), DT_FLOAT));
-  ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
-  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
-                       session->Run({{"x", Tensor::Scalar<float>(3)}}, {"y"}));
-  EXPECT_EQ(out[0].data<float>()[0], 10);
-}
-
 TEST(BadInputCluster, EachTaskAnswersItsOwnBadGraphsAndStaysUp) {
   ASSERT_OK_AND_ASSIGN(Cluster cluster, StartLimitedCluster());
   for (const std::string job : {"worker", "ps"}) {
@@ -56,7 +44,7 @@ TEST(BadInputCluster, EachTaskAnswersItsOwnBadGraphsAndStaysUp) {
     for (const BadInputCase& c : BadInputCases(device)) {
       SCOPED_TRACE(absl::StrCat(job, ": ", c.name));
       EXPECT_THAT(RunBadInputCase(options, c), StatusIs(c.code, HasSubstr("'" + c.node + "'")));
-      ExpectServes(options, device);
+      ExpectGoodStepRuns(options, device);
     }
     EXPECT_TRUE(cluster.Task(job, 0).Running()) << cluster.Task(job, 0).Log();
   }
@@ -71,7 +59,7 @@ TEST(BadInputCluster, ATaskRunningAnotherTasksBadGraphStaysUp) {
   for (const BadInputCase& c : BadInputCases(ps)) {
     SCOPED_TRACE(c.name);
     EXPECT_THAT(RunBadInputCase(options, c), StatusIs(c.code, HasSubstr("'" + c.node + "'")));
-    ExpectServes(options, ps);
+    ExpectGoodStepRuns(options, ps);
   }
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
                        NewSession(options, testing::MostNegativeOverMinusOneGraph(ps)));
@@ -79,7 +67,7 @@ TEST(BadInputCluster, ATaskRunningAnotherTasksBadGraphStaysUp) {
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> values, session->Run({}, fetches));
   testing::ExpectWrappedQuotients(fetches, values);
   EXPECT_TRUE(cluster.Task("ps", 0).Running()) << cluster.Task("ps", 0).Log();
-  ExpectServes(OnTask(cluster, "ps"), ps);
+  ExpectGoodStepRuns(OnTask(cluster, "ps"), ps);
 }
 
 }  // namespace

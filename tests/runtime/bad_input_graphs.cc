@@ -12,6 +12,8 @@
 #include "graph/status_macros.h"
 #include "graph/tensor_proto_util.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "tests/test_util.h"
 
 namespace rill::testing {
 namespace {
@@ -199,6 +201,18 @@ void ExpectWrappedQuotients(const std::vector<std::string>& fetches,
       EXPECT_EQ(v.data<int64_t>()[0], remainder ? 0 : std::numeric_limits<int64_t>::min());
     }
   }
+}
+
+void ExpectGoodStepRuns(const SessionOptions& options, const std::string& device) {
+  const Scope root = ops::NewRootScope().WithDevice(device);
+  const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
+  ops::Add(root.WithOpName("y"), ops::Square(root, x),
+           ops::Const(root, Tensor::Scalar<float>(1), DT_FLOAT));
+  ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                       session->Run({{"x", Tensor::Scalar<float>(3)}}, {"y"}));
+  EXPECT_EQ(out[0].data<float>()[0], 10);
 }
 
 }  // namespace rill::testing

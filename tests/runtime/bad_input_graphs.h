@@ -38,6 +38,11 @@ std::vector<BadInputCase> BadInputCases(const std::string& device);
 // once: the status of whichever step fails first.
 absl::Status RunBadInputCase(const SessionOptions& options, const BadInputCase& c);
 
+// Runs x * x + 1 on `device` (empty: unplaced), fed x = 3, with a new
+// session from `options`, and expects 10: the step that must keep working
+// after each case.
+void ExpectGoodStepRuns(const SessionOptions& options, const std::string& device);
+
 // INT_MIN / -1 and its remainder for every integer division op, int32 and
 // int64, on `device`; fetched as "<Op>_<type>" ("Div_int32", ...).
 GraphDef MostNegativeOverMinusOneGraph(const std::string& device);
