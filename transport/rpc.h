@@ -5,6 +5,7 @@
 #define RILL_TRANSPORT_RPC_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "absl/time/time.h"
 #include "graph/tensor.h"
 #include "transport/curve.h"
+#include "transport/peer_limits.h"
 
 namespace rill {
 
@@ -46,6 +48,10 @@ struct RpcServerOptions {
   // With keys, every endpoint speaks CURVE: only clients whose public key
   // is authorized get in, and everything is encrypted.
   std::shared_ptr<const CurveKeys> curve;
+  // What one connection may make the server hold, and how many may be open.
+  PeerLimitOptions limits;
+  // Where limits that trip are logged; null: stderr.
+  std::FILE* log = nullptr;
 };
 
 // Runs `request`; calls `reply` once (possibly later, from any thread). A

@@ -2,7 +2,11 @@
 // thread-safe) and answers the built-in methods; handlers run on worker
 // threads (or on the socket thread, for inline methods) and post their
 // replies to an outbox, which sends them itself while the socket thread
-// waits, or queues them for it.
+// waits, or queues them for it. Every call holds a ticket against its
+// connection's limits until ZeroMQ has written its reply; a socket monitor
+// counts the connections.
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <poll.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -17,6 +21,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
@@ -110,7 +115,8 @@ class Outbox {
 };
 
 std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader header,
-                                        const absl::Status& status, RpcMessage reply) {
+                                        const absl::Status& status, RpcMessage reply,
+                                        PeerLimits::Ticket ticket) {
   header.set_is_reply(true);
   header.clear_method();
   header.clear_body();
@@ -136,7 +142,35 @@ std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader h
   frames.emplace_back(identity.data(), identity.size());
   frames.push_back(EncodeHeader(header));
   for (zmq::message_t& frame : tensor_frames) frames.push_back(std::move(frame));
+  ticket.AddBytes(FrameBytes(frames));
+  AttachTicket(frames, std::move(ticket));
   return frames;
+}
+
+// The addresses of this machine's interfaces, as ZeroMQ writes a peer's
+// ("127.0.0.1", "::1").
+absl::flat_hash_set<std::string> LocalAddresses() {
+  absl::flat_hash_set<std::string> addresses;
+  ifaddrs* interfaces = nullptr;
+  if (getifaddrs(&interfaces) != 0) return addresses;
+  for (ifaddrs* i = interfaces; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    const int family = i->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char host[NI_MAXHOST];
+    const socklen_t size = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (getnameinfo(i->ifa_addr, size, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) == 0) {
+      addresses.insert(host);
+    }
+  }
+  freeifaddrs(interfaces);
+  return addresses;
+}
+
+// A message property, or "" when ZeroMQ has none (an ipc peer's address).
+std::string MessageProperty(const zmq::message_t& frame, const char* name) {
+  const char* value = zmq_msg_gets(frame.handle(), name);
+  return value == nullptr ? std::string() : std::string(value);
 }
 
 }  // namespace
@@ -144,7 +178,10 @@ std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader h
 class RpcServer::Impl {
  public:
   explicit Impl(const RpcServerOptions& options)
-      : router_(context_, zmq::socket_type::router),
+      : limit_options_(options.limits),
+        log_(options.log),
+        router_(context_, zmq::socket_type::router),
+        monitor_(context_, zmq::socket_type::pair),
         workers_(std::in_place, std::max(options.handler_threads, 1)) {}
 
   ~Impl() {
@@ -152,6 +189,7 @@ class RpcServer::Impl {
     if (outbox_ != nullptr) outbox_->Close();
     if (socket_thread_.joinable()) socket_thread_.join();
     workers_.reset();  // Runs the queued tasks, which see stopping_ and skip.
+    monitor_.close();
     router_.close();
     if (!ipc_directory_.empty()) {
       unlink((ipc_directory_ + "/rpc.sock").c_str());
@@ -174,6 +212,14 @@ class RpcServer::Impl {
       ASSIGN_OR_RETURN(authenticator_, CurveAuthenticator::Start(context_, *options.curve));
       UseCurveAsServer(router_, *options.curve);
     }
+    const std::string monitor_endpoint =
+        absl::StrFormat("inproc://rpc-server-monitor-%p", static_cast<void*>(this));
+    if (zmq_socket_monitor(router_.handle(), monitor_endpoint.c_str(),
+                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0) {
+      return absl::InternalError(
+          absl::StrFormat("cannot monitor the server's socket: %s", zmq_strerror(zmq_errno())));
+    }
+    monitor_.connect(monitor_endpoint);
     try {
       router_.bind(address);
     } catch (const zmq::error_t& e) {
@@ -184,6 +230,9 @@ class RpcServer::Impl {
     }
     const std::string endpoint = router_.get(zmq::sockopt::last_endpoint);
     port_ = std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
+    peer_limits_ = PeerLimits::Create(limit_options_, port_, log_);
+    connections_.emplace(limit_options_.max_connections, port_, log_);
+    local_addresses_ = LocalAddresses();
     HelloReply hello;
     hello.set_host_id(rpc_internal::LocalHostId());
     if (options.bind_ipc) {
@@ -198,7 +247,7 @@ class RpcServer::Impl {
       }
       hello.set_ipc_endpoint(ipc_endpoint_);
     }
-    hello_reply_ = hello.SerializeAsString();
+    local_hello_ = hello.SerializeAsString();
     socket_thread_ = std::thread([this] { SocketLoop(); });
     return absl::OkStatus();
   }
@@ -235,12 +284,14 @@ class RpcServer::Impl {
     RpcHeader header;
     std::vector<zmq::message_t> frames;  // [header, tensors...]
     absl::Time deadline;
+    PeerLimits::Ticket ticket;
   };
 
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
   void SocketLoop() {
     const int router_fd = router_.get(zmq::sockopt::fd);
+    const int monitor_fd = monitor_.get(zmq::sockopt::fd);
     std::vector<zmq::message_t> frames;
     const auto send = [this](std::vector<std::vector<zmq::message_t>> replies) {
       for (std::vector<zmq::message_t>& reply : replies) rpc_internal::SendFrames(router_, reply);
@@ -248,8 +299,11 @@ class RpcServer::Impl {
     outbox_->SetSocketThread();
     bool more = false;  // The router may hold more than one batch.
     while (!stopping()) {
-      pollfd fds[2] = {{router_fd, POLLIN, 0}, {outbox_->fd(), POLLIN, 0}};
-      poll(fds, 2, more ? 0 : -1);  // EINTR only; the turn below is harmless.
+      pollfd fds[3] = {
+          {router_fd, POLLIN, 0}, {outbox_->fd(), POLLIN, 0}, {monitor_fd, POLLIN, 0}};
+      poll(fds, 3, more ? 0 : -1);  // EINTR only; the turn below is harmless.
+      // Before the messages: a connection's ACCEPTED comes before its first.
+      CountConnections();
       absl::MutexLock lock(&outbox_->send_mu());
       if (fds[1].revents & POLLIN) send(outbox_->Take());
       // Every turn, not only when ZMQ_FD fired: another thread's send may
@@ -265,37 +319,82 @@ class RpcServer::Impl {
   }
 
   void SendNow(const std::string& identity, const RpcHeader& request, const absl::Status& status,
-               RpcMessage reply) {
-    std::vector<zmq::message_t> frames = ReplyFrames(identity, request, status, std::move(reply));
+               RpcMessage reply, PeerLimits::Ticket ticket) {
+    std::vector<zmq::message_t> frames =
+        ReplyFrames(identity, request, status, std::move(reply), std::move(ticket));
     rpc_internal::SendFrames(router_, frames);
   }
 
-  // Runs on the socket thread: answers what needs no handler, hands the
-  // rest to a worker. A message without a readable request id is dropped.
+  // The monitor's events: [event (uint16) and value (uint32), endpoint].
+  void CountConnections() {
+    std::vector<zmq::message_t> event;
+    while (rpc_internal::ReceiveFrames(monitor_, &event)) {
+      if (event.empty() || event[0].size() < 6) continue;
+      uint16_t kind;
+      int32_t fd;
+      std::memcpy(&kind, event[0].data(), sizeof(kind));
+      std::memcpy(&fd, event[0].data<char>() + sizeof(kind), sizeof(fd));
+      if (kind == ZMQ_EVENT_ACCEPTED) connections_->Accepted(fd);
+      if (kind == ZMQ_EVENT_DISCONNECTED) connections_->Disconnected(fd);
+    }
+  }
+
+  // What `_hello` tells a connection: this machine's id and ipc endpoint
+  // only to a peer on this machine, which may use them.
+  std::string HelloFor(const zmq::message_t& frame) const {
+    const std::string address = MessageProperty(frame, "Peer-Address");
+    const bool local = address.empty() || address.starts_with("127.") || address == "::1" ||
+                       local_addresses_.contains(address);
+    return local ? local_hello_ : std::string();
+  }
+
+  // Runs on the socket thread: admits the call against its connection's
+  // limits, answers what needs no handler, hands the rest to a worker. A
+  // message without a readable request id is dropped.
   void OnMessage(std::vector<zmq::message_t> frames) {
     if (frames.size() < 2) return;
     absl::StatusOr<RpcHeader> header = DecodeHeader(frames[1]);
     if (!header.ok() || header->is_reply()) return;
     std::string identity(frames[0].data<char>(), frames[0].size());
+    PeerLimits::Admission admission = peer_limits_->Admit(
+        identity, MessageProperty(frames[1], "Peer-Address"), FrameBytes(frames));
+    if (!admission.ticket) return;  // It does not even read its refusals.
+    PeerLimits::Ticket& ticket = admission.ticket;
+    if (!admission.refusal.ok()) {
+      return SendNow(identity, *header, admission.refusal, {}, std::move(ticket));
+    }
+    int fd = -1;
+    try {
+      fd = frames[1].get(ZMQ_SRCFD);
+    } catch (const zmq::error_t&) {
+    }
+    if (absl::Status refused = connections_->Check(fd); !refused.ok()) {
+      return SendNow(identity, *header, refused, {}, std::move(ticket));
+    }
     const std::string& method = header->method();
-    if (method == "_ping") return SendNow(identity, *header, absl::OkStatus(), {});
-    if (method == "_hello") return SendNow(identity, *header, absl::OkStatus(), {hello_reply_, {}});
+    if (method == "_ping") return SendNow(identity, *header, absl::OkStatus(), {}, std::move(ticket));
+    if (method == "_hello") {
+      return SendNow(identity, *header, absl::OkStatus(), {HelloFor(frames[1]), {}},
+                     std::move(ticket));
+    }
     // Acquire: pairs with the release in Serve.
     const MethodTable* table = served_.load(std::memory_order_acquire);
     if (table == nullptr) {
-      return SendNow(identity, *header, absl::UnavailableError("the server is still starting"), {});
+      return SendNow(identity, *header, absl::UnavailableError("the server is still starting"), {},
+                     std::move(ticket));
     }
     const auto found = table->find(method);
     if (found == table->end()) {
       return SendNow(identity, *header,
                      absl::UnimplementedError(absl::StrFormat(
                          "unknown method '%s' on the server at port %d", method, port_)),
-                     {});
+                     {}, std::move(ticket));
     }
     const RpcMethod* handler = &found->second;
     auto request = std::make_shared<Request>();
     request->identity = std::move(identity);
     request->header = *std::move(header);
+    request->ticket = std::move(ticket);
     frames.erase(frames.begin());
     request->frames = std::move(frames);
     request->deadline = request->header.timeout_micros() > 0
@@ -312,8 +411,11 @@ class RpcServer::Impl {
     std::shared_ptr<Outbox> outbox = outbox_;
     std::string identity = std::move(request.identity);
     RpcHeader header = std::move(request.header);
-    RpcDone reply = [outbox, identity, header](absl::Status status, RpcMessage message) {
-      outbox->Post(ReplyFrames(identity, header, status, std::move(message)));
+    // Shared: an RpcDone is copyable. One never called gives the ticket
+    // back when the last copy goes.
+    auto ticket = std::make_shared<PeerLimits::Ticket>(std::move(request.ticket));
+    RpcDone reply = [outbox, identity, header, ticket](absl::Status status, RpcMessage message) {
+      outbox->Post(ReplyFrames(identity, header, status, std::move(message), std::move(*ticket)));
     };
     absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 1);
     if (!tensors.ok()) {
@@ -331,15 +433,21 @@ class RpcServer::Impl {
   std::unique_ptr<MethodTable> methods_ ABSL_GUARDED_BY(serve_mu_);
   std::atomic<const MethodTable*> served_{nullptr};
   // Constant after Start.
+  const PeerLimitOptions limit_options_;
+  std::FILE* const log_;
   zmq::context_t context_;
   // Made in context_ and so declared after it.
   std::unique_ptr<CurveAuthenticator> authenticator_;
-  zmq::socket_t router_;  // Used by the socket thread once it runs.
+  zmq::socket_t router_;   // Used by the socket thread once it runs.
+  zmq::socket_t monitor_;  // The router's connection events; as router_.
   int port_ = 0;
   std::string ipc_directory_;
   std::string ipc_endpoint_;
-  std::string hello_reply_;
+  std::string local_hello_;
+  absl::flat_hash_set<std::string> local_addresses_;
   std::shared_ptr<Outbox> outbox_;
+  std::shared_ptr<PeerLimits> peer_limits_;
+  std::optional<ConnectionCap> connections_;  // Used by the socket thread only.
 
   std::atomic<bool> stopping_{false};
   std::optional<rpc_internal::WorkQueue> workers_;
