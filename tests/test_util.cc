@@ -33,6 +33,17 @@ std::FILE* QuietLog() {
   return log;
 }
 
+CapturedLog::CapturedLog() : file_(std::tmpfile()) {}
+CapturedLog::~CapturedLog() { std::fclose(file_); }
+
+std::string CapturedLog::Read() const {
+  std::fflush(file_);
+  std::rewind(file_);
+  std::string text;
+  for (int c; (c = std::fgetc(file_)) != EOF;) text.push_back(static_cast<char>(c));
+  return text;
+}
+
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return 0;

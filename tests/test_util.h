@@ -26,6 +26,20 @@ int FreePort();
 // A temporary file for server log lines that would clutter the test's
 // output; one per process.
 std::FILE* QuietLog();
+// A log file for the code under test, read back by the test.
+class CapturedLog {
+ public:
+  CapturedLog();
+  ~CapturedLog();
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  std::FILE* file() const { return file_; }
+  // Everything written so far.
+  std::string Read() const;
+
+ private:
+  std::FILE* const file_;
+};
 
 // The data the regression graphs' users feed (testdata/tf_graphs/README):
 // 100 points x in [-1, 1) and y = 0.1 x + 0.3.

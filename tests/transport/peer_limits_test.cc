@@ -20,26 +20,10 @@ namespace {
 using ::rill::testing::StatusIs;
 using ::testing::HasSubstr;
 
-// A log the limits write to, read back as a string.
-class Log {
- public:
-  Log() : file_(std::tmpfile()) {}
-  ~Log() { std::fclose(file_); }
-  std::FILE* file() { return file_; }
-  std::string Read() {
-    std::fflush(file_);
-    std::rewind(file_);
-    std::string text;
-    for (int c; (c = std::fgetc(file_)) != EOF;) text.push_back(static_cast<char>(c));
-    return text;
-  }
-
- private:
-  std::FILE* file_;
-};
+using ::rill::testing::CapturedLog;
 
 TEST(PeerLimits, AdmitsUpToTheLimitsThenRefusesThenDropsAndRecovers) {
-  Log log;
+  CapturedLog log;
   auto limits =
       PeerLimits::Create({.max_calls_per_peer = 2, .max_bytes_per_peer = 1000}, 7, log.file());
   PeerLimits::Admission first = limits->Admit("a", "127.0.0.1:5", 10);
@@ -75,7 +59,7 @@ TEST(PeerLimits, AdmitsUpToTheLimitsThenRefusesThenDropsAndRecovers) {
 }
 
 TEST(PeerLimits, BytesCountRequestsAndRepliesAndOneLargeCallIsAlwaysAdmitted) {
-  Log log;
+  CapturedLog log;
   auto limits =
       PeerLimits::Create({.max_calls_per_peer = 100, .max_bytes_per_peer = 1000}, 7, log.file());
   PeerLimits::Admission large = limits->Admit("a", "", 5000);
@@ -91,7 +75,7 @@ TEST(PeerLimits, BytesCountRequestsAndRepliesAndOneLargeCallIsAlwaysAdmitted) {
 }
 
 TEST(PeerLimits, AFrameCarriesItsTicketUntilZeroMqReleasesIt) {
-  Log log;
+  CapturedLog log;
   auto limits = PeerLimits::Create({}, 7, log.file());
   std::vector<zmq::message_t> frames;
   frames.emplace_back(std::string("identity"));
@@ -106,7 +90,7 @@ TEST(PeerLimits, AFrameCarriesItsTicketUntilZeroMqReleasesIt) {
 }
 
 TEST(ConnectionCap, RefusesConnectionsOverTheCapUntilOneCloses) {
-  Log log;
+  CapturedLog log;
   ConnectionCap cap(1, 7, log.file());
   cap.Accepted(10);
   EXPECT_OK(cap.Check(10));
@@ -122,7 +106,7 @@ TEST(ConnectionCap, RefusesConnectionsOverTheCapUntilOneCloses) {
 }
 
 TEST(ConnectionCap, ShutsTheOldestWaitingConnectionDownBeyondTheWaitingRoom) {
-  Log log;
+  CapturedLog log;
   ConnectionCap cap(0, 7, log.file());
   std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i <= ConnectionCap::kMaxWaiting; ++i) {
@@ -204,7 +188,7 @@ std::unique_ptr<RpcServer> StartServer(const PeerLimitOptions& limits, std::FILE
 }
 
 TEST(RpcServerLimits, AClientThatNeverReadsIsRefusedThenDroppedAndServedAgainOnceItReads) {
-  Log log;
+  CapturedLog log;
   auto server = StartServer({.max_calls_per_peer = 4}, log.file());
   ASSERT_NE(server, nullptr);
   RawClient flooder(server->port(), /*receive_buffer=*/4096);
@@ -227,7 +211,6 @@ TEST(RpcServerLimits, AClientThatNeverReadsIsRefusedThenDroppedAndServedAgainOnc
   }
   EXPECT_GE(answered, 4);
   EXPECT_GE(refused, 1);
-  EXPECT_LE(refused, PeerLimits::kMaxQueuedRefusals);
   EXPECT_LT(answered + refused, kCalls);  // The rest were dropped unanswered.
   EXPECT_THAT(refusal, HasSubstr("whose replies it has not read"));
   EXPECT_THAT(log.Read(), HasSubstr("refusing its calls until it reads them"));
@@ -238,7 +221,7 @@ TEST(RpcServerLimits, AClientThatNeverReadsIsRefusedThenDroppedAndServedAgainOnc
 }
 
 TEST(RpcServerLimits, ConnectionsOverTheCapAreToldWhyAndServedOnceOneCloses) {
-  Log log;
+  CapturedLog log;
   auto server = StartServer({.max_connections = 1}, log.file());
   ASSERT_NE(server, nullptr);
   auto first = std::make_unique<RawClient>(server->port());
