@@ -164,7 +164,7 @@ Worker::Worker(const WorkerOptions& options)
       // No spinning: an idle worker must not burn the CPU.
       inter_op_pool_(std::make_unique<Eigen::ThreadPool>(Threads(options.inter_op_threads),
                                                          /*allow_spinning=*/false)),
-      steps_(options.task, options.push) {}
+      steps_(options.task, options.push, options.pending_pushes, options.log) {}
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
   auto worker = std::unique_ptr<Worker>(new Worker(options));
@@ -469,14 +469,13 @@ void Worker::Finish(Step* step) const {
 }
 
 absl::Status Worker::Deliver(uint64_t step_id, std::string_view key, const Tensor& value) {
-  std::shared_ptr<RemoteRendezvous> rendezvous = steps_.Rendezvous(step_id);
-  // A push for a step that ended here (aborted) has no receiver left.
-  if (rendezvous == nullptr) return absl::OkStatus();
-  return rendezvous->Deliver(key, value);
+  return steps_.Deliver(step_id, key, value);
 }
 
 void Worker::AbortStep(uint64_t step_id, const absl::Status& status) {
   steps_.Abort(step_id, status);
 }
+
+int Worker::ExpirePendingPushes(absl::Time now) { return steps_.ExpirePending(now); }
 
 }  // namespace rill

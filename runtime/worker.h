@@ -41,6 +41,10 @@ struct WorkerOptions {
   // Sends tensors to other tasks. Null: the task is alone, and a graph
   // that sends to another task fails to register.
   PushTensorFn push;
+  // What tensors pushed for steps not begun here may hold; tripped limits
+  // are logged to `log` (null: stderr).
+  PendingPushLimits pending_pushes;
+  std::FILE* log = nullptr;
   // The task's devices. Null: CreateDevices(task, device_count,
   // intra_op_threads), the machine's. Tests give devices of their own.
   std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>()> make_devices;
@@ -75,6 +79,9 @@ class Worker final : public WorkerInterface {
   // Stops the step here (its receives and waiting kernels fail with
   // `status`), and refuses it from now on.
   void AbortStep(uint64_t step_id, const absl::Status& status);
+  // Drops what was pushed for steps that did not begin within the
+  // deadline (PendingPushLimits); returns how many steps.
+  int ExpirePendingPushes(absl::Time now);
 
  private:
   struct Partition;
