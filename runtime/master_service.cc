@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
@@ -48,6 +49,9 @@ class MasterService::Workers final : public WorkerCache {
 struct MasterService::Session {
   std::string handle;
   std::unique_ptr<SessionCore> core;
+  // Guarded by the service's mu_.
+  absl::Time last_used;
+  int running_steps = 0;
 };
 
 MasterService::MasterService(const MasterServiceOptions& options)
@@ -76,6 +80,7 @@ std::vector<RpcMethod> MasterService::Methods() {
       {"CreateSession", Later(Bind(this, &MasterService::CreateSession)), true},
       {"ExtendSession", Bind(this, &MasterService::ExtendSession), false},
       {"RunStep", Bind(this, &MasterService::RunStep), true},
+      {"RenewSession", Bind(this, &MasterService::RenewSession), true},
       {"CloseSession", Bind(this, &MasterService::CloseSession), false},
       {"ListDevices", Later(Bind(this, &MasterService::ListDevices)), true},
   };
@@ -127,6 +132,19 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   absl::StatusOr<CreateSessionRequest> parsed =
       ParseBody<CreateSessionRequest>(request, "CreateSession");
   if (!parsed.ok()) return done(parsed.status(), {});
+  {
+    absl::MutexLock lock(&mu_);
+    if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
+      std::fprintf(log_, "%s refuses a session: %d are open, the limit\n", task_name_.c_str(),
+                   options_.max_sessions);
+      std::fflush(log_);
+      return done(absl::ResourceExhaustedError(absl::StrFormat(
+                      "the master of %s holds %d sessions, its limit: close the sessions you "
+                      "no longer use",
+                      task_name_, options_.max_sessions)),
+                  {});
+    }
+  }
   auto session = std::make_shared<Session>();
   SessionCoreOptions core;
   session->handle = SecureRandomHex();
@@ -157,22 +175,59 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   std::fflush(log_);
   {
     absl::MutexLock lock(&mu_);
+    session->last_used = absl::Now();
     sessions_[session->handle] = session;
   }
   CreateSessionReply reply;
   reply.set_session_handle(session->handle);
+  reply.set_idle_timeout_ms(absl::ToInt64Milliseconds(options_.session_idle_timeout));
   done(absl::OkStatus(), Reply(reply));
 }
 
 absl::StatusOr<std::shared_ptr<MasterService::Session>> MasterService::FindSession(
-    const std::string& handle) {
+    const std::string& handle, int steps) {
   absl::MutexLock lock(&mu_);
   auto it = sessions_.find(handle);
   if (it == sessions_.end()) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "session %s is not open on %s (closed, or the server restarted)", handle, task_name_));
+        "session %s is not open on %s (closed, expired after %s without use, or the server "
+        "restarted)",
+        handle, task_name_, absl::FormatDuration(options_.session_idle_timeout)));
   }
+  it->second->last_used = absl::Now();
+  it->second->running_steps += steps;
   return it->second;
+}
+
+void MasterService::StepDone(Session& session) {
+  absl::MutexLock lock(&mu_);
+  --session.running_steps;
+  session.last_used = absl::Now();
+}
+
+int MasterService::ExpireIdleSessions(absl::Time now) {
+  if (options_.session_idle_timeout <= absl::ZeroDuration()) return 0;
+  std::vector<std::shared_ptr<Session>> expired;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      const Session& session = *it->second;
+      if (session.running_steps == 0 && now - session.last_used >= options_.session_idle_timeout) {
+        expired.push_back(std::move(it->second));
+        sessions_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const std::shared_ptr<Session>& session : expired) {
+    const absl::Status closed = session->core->Close();
+    absl::FPrintF(log_, "Closed master session %s: unused for %s%s\n", session->handle,
+                  absl::FormatDuration(options_.session_idle_timeout),
+                  closed.ok() ? "" : absl::StrCat("; ", closed.message()));
+  }
+  if (!expired.empty()) std::fflush(log_);
+  return static_cast<int>(expired.size());
 }
 
 void MasterService::ExtendSession(RpcMessage request, RpcDone done) {
@@ -193,7 +248,8 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
                                                    request.tensors.size(), parsed->feeds_size())),
         {});
   }
-  absl::StatusOr<std::shared_ptr<Session>> session = FindSession(parsed->session_handle());
+  absl::StatusOr<std::shared_ptr<Session>> session =
+      FindSession(parsed->session_handle(), /*steps=*/1);
   if (!session.ok()) return done(session.status(), {});
   // What the step reads until it is done.
   struct Call {
@@ -220,7 +276,8 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
   call->step.targets = call->targets;
   // On the socket thread: quick nodes of this task's part run here.
   call->step.start = StepStart::kQuickHere;
-  call->session->core->RunStep(call->step, &call->result, [call](absl::Status status) {
+  call->session->core->RunStep(call->step, &call->result, [this, call](absl::Status status) {
+    StepDone(*call->session);
     RpcMessage reply;
     if (status.ok()) {
       RunStepReply body;
@@ -233,6 +290,13 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
     delete call;
     done(std::move(status), std::move(reply));
   });
+}
+
+void MasterService::RenewSession(RpcMessage request, RpcDone done) {
+  absl::StatusOr<RenewSessionRequest> parsed =
+      ParseBody<RenewSessionRequest>(request, "RenewSession");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  done(FindSession(parsed->session_handle()).status(), {});
 }
 
 void MasterService::CloseSession(RpcMessage request, RpcDone done) {

@@ -38,6 +38,11 @@ struct MasterServiceOptions {
   absl::Duration discovery_timeout = absl::Seconds(2);
   // Which devices have kernels for a node; null: StandardKernels().
   const KernelRegistry* kernel_registry = nullptr;
+  // A session without a step, an extension or a renewal for this long is
+  // closed (ExpireIdleSessions); clients renew theirs. Zero: never.
+  absl::Duration session_idle_timeout = absl::Minutes(10);
+  // Sessions open at once; CreateSession beyond is RESOURCE_EXHAUSTED.
+  int max_sessions = 1024;
 };
 
 // Handlers never block: set-up work runs on the master's own threads.
@@ -47,9 +52,13 @@ class MasterService {
   explicit MasterService(const MasterServiceOptions& options);
   ~MasterService();
 
-  // CreateSession, ExtendSession, RunStep, CloseSession, ListDevices
-  // (cluster_rpc.proto).
+  // CreateSession, ExtendSession, RunStep, RenewSession, CloseSession,
+  // ListDevices (cluster_rpc.proto).
   std::vector<RpcMethod> Methods();
+
+  // Closes the sessions idle for session_idle_timeout at `now` (none
+  // while a step runs); returns how many.
+  int ExpireIdleSessions(absl::Time now);
 
  private:
   class Workers;
@@ -58,11 +67,16 @@ class MasterService {
   void CreateSession(RpcMessage request, RpcDone done);
   void ExtendSession(RpcMessage request, RpcDone done);
   void RunStep(RpcMessage request, RpcDone done);
+  void RenewSession(RpcMessage request, RpcDone done);
   void CloseSession(RpcMessage request, RpcDone done);
   void ListDevices(RpcMessage request, RpcDone done);
   // Every task's devices (discovery_timeout per task, in parallel).
   std::vector<std::string> DiscoverDevices();
-  absl::StatusOr<std::shared_ptr<Session>> FindSession(const std::string& handle);
+  // The open session `handle`, marked used now; `steps` is added to its
+  // running steps.
+  absl::StatusOr<std::shared_ptr<Session>> FindSession(const std::string& handle, int steps = 0);
+  // A step of `session` is over.
+  void StepDone(Session& session);
   // `handler`, run on the master's own threads, so that the transport's
   // threads never wait for other tasks.
   RpcHandler Later(RpcHandler handler);

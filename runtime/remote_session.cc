@@ -1,10 +1,13 @@
 #include "runtime/remote_session.h"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "graph/status_macros.h"
 #include "runtime/rpc_body.h"
 #include "transport/proto/cluster_rpc.pb.h"
@@ -20,8 +23,17 @@ constexpr absl::Duration kControlTimeout = absl::Seconds(30);
 
 class RemoteSession final : public Session {
  public:
-  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle, std::FILE* placement_log)
-      : master_(std::move(master)), handle_(std::move(handle)), placement_log_(placement_log) {}
+  // With an idle timeout, the session renews itself four times per
+  // timeout while it is open, so that the master keeps it however long
+  // the client waits between steps.
+  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle, std::FILE* placement_log,
+                absl::Duration idle_timeout)
+      : master_(std::move(master)), handle_(std::move(handle)), placement_log_(placement_log) {
+    if (idle_timeout > absl::ZeroDuration()) {
+      const absl::Duration every = std::max(idle_timeout / 4, absl::Milliseconds(100));
+      renewer_ = std::thread([this, every] { Renew(every); });
+    }
+  }
   ~RemoteSession() override { (void)Close(); }
 
   absl::Status Extend(const GraphDef& graph) override {
@@ -78,6 +90,10 @@ class RemoteSession final : public Session {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::OkStatus();
     closed_ = true;
+    if (renewer_.joinable()) {
+      stop_renewing_.Notify();
+      renewer_.join();
+    }
     CloseSessionRequest request;
     request.set_session_handle(handle_);
     return master_
@@ -87,6 +103,17 @@ class RemoteSession final : public Session {
   }
 
  private:
+  void Renew(absl::Duration every) {
+    RenewSessionRequest request;
+    request.set_session_handle(handle_);
+    const std::string body = request.SerializeAsString();
+    while (!stop_renewing_.WaitForNotificationWithTimeout(every)) {
+      // A renewal that fails changes nothing: the next step reports why.
+      master_->Call("RenewSession", RpcMessage{body, {}}, absl::Now() + every,
+                    [](absl::Status, RpcMessage) {});
+    }
+  }
+
   absl::Status CheckOpen() {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::CancelledError("Session has been closed.");
@@ -98,6 +125,8 @@ class RemoteSession final : public Session {
   std::FILE* const placement_log_;  // Null unless log_device_placement.
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Notification stop_renewing_;
+  std::thread renewer_;
 };
 
 absl::StatusOr<std::unique_ptr<RpcClient>> ConnectToMaster(const std::string& target,
@@ -148,7 +177,8 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& 
     placement_log = options.placement_log != nullptr ? options.placement_log : stderr;
   }
   return std::unique_ptr<Session>(
-      std::make_unique<RemoteSession>(std::move(master), created.session_handle(), placement_log));
+      std::make_unique<RemoteSession>(std::move(master), created.session_handle(), placement_log,
+                                      absl::Milliseconds(created.idle_timeout_ms())));
 }
 
 absl::StatusOr<std::vector<std::string>> ListRemoteDevices(const std::string& target,

@@ -248,7 +248,7 @@ class ServerRequests : public ::testing::Test {
 
 TEST_F(ServerRequests, GarbageBodiesAreInvalidArguments) {
   for (const char* method :
-       {"CreateSession", "ExtendSession", "RunStep", "CloseSession", "RegisterGraph", "RunGraph",
+       {"CreateSession", "ExtendSession", "RunStep", "RenewSession", "CloseSession", "RegisterGraph", "RunGraph",
         "DeregisterGraph", "PushTensor", "AbortStep"}) {
     EXPECT_THAT(Call(method, RpcMessage{"\xff\xff\xff garbage", {}}),
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(method)))
