@@ -4,10 +4,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,14 +35,71 @@ constexpr char kUsage[] =
     "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
     "                   [--no-ipc] [--curve_keys DIR]   (cluster and task from TF_CONFIG)\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
-    "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n";
+    "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n"
+    "Limits on what peers can make the server hold (each is logged when it trips):\n"
+    "  --max_calls_per_connection N   calls whose replies are not written yet (4096)\n"
+    "  --max_bytes_per_connection N   and their bytes (8 GiB)\n"
+    "  --max_connections N            connections open at once (1024)\n"
+    "  --max_pending_steps N          steps pushed to that have not begun here (1024)\n"
+    "  --max_pending_bytes N          and their tensors' bytes (4 GiB)\n"
+    "  --pending_step_timeout SECS    after which those steps are dropped (60)\n"
+    "  --max_sessions N               master sessions open at once (1024)\n"
+    "  --session_idle_timeout SECS    after which an unused session closes; 0: never (600)\n";
+
+absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
+  const auto count = [&](const char* name, auto& field) -> absl::Status {
+    const std::optional<std::string> text = parsed.Value(name);
+    if (!text) return absl::OkStatus();
+    using Field = std::remove_reference_t<decltype(field)>;
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(*text, &value) || value <= 0 ||
+        value > std::numeric_limits<Field>::max()) {
+      return absl::InvalidArgumentError(fmt::format("--{} must be a number in 1..{}, got '{}'",
+                                                    name, std::numeric_limits<Field>::max(),
+                                                    *text));
+    }
+    field = static_cast<Field>(value);
+    return absl::OkStatus();
+  };
+  const auto seconds = [&](const char* name, absl::Duration& field,
+                           bool zero_allowed) -> absl::Status {
+    const std::optional<std::string> text = parsed.Value(name);
+    if (!text) return absl::OkStatus();
+    double value = 0;
+    if (!absl::SimpleAtod(*text, &value) || !(value >= 0) || value > 1e9 ||
+        (value == 0 && !zero_allowed)) {
+      return absl::InvalidArgumentError(
+          fmt::format("--{} must be a {} number of seconds, got '{}'", name,
+                      zero_allowed ? "non-negative" : "positive", *text));
+    }
+    field = absl::Seconds(value);
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(count("max_calls_per_connection", limits.connections.max_calls_per_peer));
+  RETURN_IF_ERROR(count("max_bytes_per_connection", limits.connections.max_bytes_per_peer));
+  RETURN_IF_ERROR(count("max_connections", limits.connections.max_connections));
+  RETURN_IF_ERROR(count("max_pending_steps", limits.pending_pushes.max_steps));
+  RETURN_IF_ERROR(count("max_pending_bytes", limits.pending_pushes.max_bytes));
+  RETURN_IF_ERROR(seconds("pending_step_timeout", limits.pending_pushes.deadline, false));
+  RETURN_IF_ERROR(count("max_sessions", limits.max_sessions));
+  return seconds("session_idle_timeout", limits.session_idle_timeout, true);
+}
+
+constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
+                                       "max_bytes_per_connection",
+                                       "max_connections",
+                                       "max_pending_steps",
+                                       "max_pending_bytes",
+                                       "pending_step_timeout",
+                                       "max_sessions",
+                                       "session_idle_timeout"};
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
-  ASSIGN_OR_RETURN(const ParsedArgs parsed,
-                   ParseArgs(args,
-                             {"ps_hosts", "worker_hosts", "job_name", "task_index", "issync",
-                              "bind", "device_count", "curve_keys", "max_tensor_bytes"},
-                             {"no-ipc"}));
+  std::set<std::string> flags = {"ps_hosts",     "worker_hosts", "job_name",
+                                 "task_index",   "issync",       "bind",
+                                 "device_count", "curve_keys",   "max_tensor_bytes"};
+  flags.insert(std::begin(kLimitFlags), std::end(kLimitFlags));
+  ASSIGN_OR_RETURN(const ParsedArgs parsed, ParseArgs(args, flags, {"no-ipc"}));
   if (!parsed.positional.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("unexpected argument '{}'", parsed.positional[0]));
@@ -45,8 +107,8 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   ServerOptions options;
   std::map<std::string, std::string> cluster_flags;
   for (const auto& [name, value] : parsed.values) {
-    if (name != "bind" && name != "device_count" && name != "curve_keys" &&
-        name != "max_tensor_bytes") {
+    if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
+        name == "task_index" || name == "issync") {
       cluster_flags[name] = value;
     }
   }
@@ -66,15 +128,10 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   if (const auto count = parsed.Value("device_count")) {
     ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountFlag(*count));
   }
-  if (const auto bytes = parsed.Value("max_tensor_bytes")) {
-    uint64_t value = 0;
-    if (!absl::SimpleAtoi(*bytes, &value) || value == 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("--max_tensor_bytes must be a positive number of bytes, got '{}'", *bytes));
-    }
-    options.max_tensor_bytes = value;
-  }
+  ASSIGN_OR_RETURN(const std::optional<size_t> max_tensor_bytes, ParseMaxTensorBytesFlag(parsed));
+  options.max_tensor_bytes = max_tensor_bytes.value_or(0);
   options.bind_ipc = !parsed.Has("no-ipc");
+  RETURN_IF_ERROR(ParseLimitFlags(parsed, options.limits));
   return options;
 }
 

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <utility>
@@ -138,6 +139,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& option
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
   rpc.curve = server->curve_;
+  rpc.limits = options.limits.connections;
+  rpc.log = options.log;
   // Calls are refused as "still starting" until Serve gives the methods.
   ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc));
   return server;
@@ -165,6 +168,8 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   worker.intra_op_threads = options.intra_op_threads;
   worker.registry = options.kernel_registry;
   worker.push = PushOverRpc(channels_.get());
+  worker.pending_pushes = options.limits.pending_pushes;
+  worker.log = log;
   ASSIGN_OR_RETURN(worker_, Worker::Create(worker));
   worker_service_ = std::make_unique<WorkerService>(worker_.get());
   MasterServiceOptions master;
@@ -173,10 +178,25 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   master.channels = channels_.get();
   master.log = log;
   master.kernel_registry = options.kernel_registry;
+  master.session_idle_timeout = options.limits.session_idle_timeout;
+  master.max_sessions = options.limits.max_sessions;
   master_ = std::make_unique<MasterService>(master);
   std::vector<RpcMethod> methods = master_->Methods();
   for (RpcMethod& method : worker_service_->Methods()) methods.push_back(std::move(method));
   RETURN_IF_ERROR(rpc_->Serve(std::move(methods)));
+  // Often enough that a limit of a second or two is kept to within one.
+  absl::Duration shortest = options.limits.pending_pushes.deadline;
+  if (options.limits.session_idle_timeout > absl::ZeroDuration()) {
+    shortest = std::min(shortest, options.limits.session_idle_timeout);
+  }
+  const absl::Duration period = std::clamp(shortest / 4, absl::Milliseconds(100), absl::Seconds(1));
+  janitor_ = std::thread([this, period] {
+    while (!janitor_stop_.WaitForNotificationWithTimeout(period)) {
+      const absl::Time now = absl::Now();
+      master_->ExpireIdleSessions(now);
+      worker_->ExpirePendingPushes(now);
+    }
+  });
 
   LogCluster(log, options.config.cluster);
   std::fprintf(log, "Started server with target: %s (%s, devices %s, bound to %s%s%s)\n",
@@ -189,6 +209,10 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
 
 Server::~Server() {
   Stop();
+  if (janitor_.joinable()) {
+    janitor_stop_.Notify();
+    janitor_.join();
+  }
   // The transport first, so that no handler runs while the services go;
   // then the master (its sessions deregister from the worker), the worker,
   // and the channels the others used.

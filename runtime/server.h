@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,19 @@
 #include "transport/rpc.h"
 
 namespace rill {
+
+// What peers can make a server hold. Every limit is logged when it trips;
+// the defaults are far above what training needs.
+struct ServerLimits {
+  // Per connection: calls whose replies are not written yet, and their
+  // bytes; and connections open at once.
+  PeerLimitOptions connections;
+  // Tensors pushed for steps that have not begun here.
+  PendingPushLimits pending_pushes;
+  // Sessions unused this long are closed (clients renew theirs).
+  absl::Duration session_idle_timeout = absl::Minutes(10);
+  int max_sessions = 1024;
+};
 
 struct ServerOptions {
   ServerConfig config;
@@ -49,6 +63,7 @@ struct ServerOptions {
   // The most bytes one tensor may take in this process (as
   // SessionOptions::max_tensor_bytes); 0 keeps the current limit.
   size_t max_tensor_bytes = 0;
+  ServerLimits limits;
 };
 
 // Thread safety: all methods may be called concurrently.
@@ -103,6 +118,9 @@ class Server {
   std::unique_ptr<RpcServer> rpc_;
   std::atomic<bool> stopping_{false};
   absl::Notification stopped_;
+  // Expires idle sessions and pushes for steps that never began.
+  absl::Notification janitor_stop_;
+  std::thread janitor_;
 };
 
 // For a process that serves until it is told to stop: blocks SIGTERM and

@@ -289,6 +289,14 @@ TEST(Faults, BadFlagsExitWithUsageErrors) {
       {{hosts, "--job_name=worker", "--task_index=0", "--frobnicate"}, "frobnicate"},
       {{hosts, "--job_name=worker", "--task_index=0", "--device_count=CPU=0"}, "CPU=0"},
       {{hosts, "--job_name=worker", "--task_index=0", "--device_count", "TPU=2"}, "TPU"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--max_sessions=0"}, "--max_sessions"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--max_connections=2147483648"},
+       "--max_connections must be a number in 1..2147483647"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--pending_step_timeout=0"},
+       "--pending_step_timeout must be a positive number of seconds"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--session_idle_timeout=-1"},
+       "--session_idle_timeout"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--max_bytes_per_connection=lots"}, "lots"},
   };
   for (const Case& c : cases) {
     const Outcome outcome = RunServer(c.args);
@@ -297,6 +305,19 @@ TEST(Faults, BadFlagsExitWithUsageErrors) {
         << outcome.log;
     EXPECT_THAT(outcome.log, HasSubstr(c.names));
   }
+}
+
+// The limit flags reach the server: one session at most here.
+TEST(Faults, AServerKeepsTheLimitsItsFlagsSet) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster,
+                       testing::StartCluster(0, 1, {"--max_sessions=1", "--max_connections=64"}));
+  const std::string target = cluster.Target("worker", 0);
+  ASSERT_OK_AND_ASSIGN(auto first, Connect(target, SmallGraph("/job:worker/task:0")));
+  EXPECT_THAT(Connect(target, SmallGraph("/job:worker/task:0")),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("holds 1 sessions")));
+  ASSERT_OK(first->Close());
+  ExpectServes(target, "/job:worker/task:0");
+  EXPECT_THAT(cluster.Task("worker", 0).Log(), HasSubstr("refuses a session: 1 are open"));
 }
 
 TEST(Faults, PortInUseExitsWithOneNamingTheAddress) {
