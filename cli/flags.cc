@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "runtime/device_factory.h"
 
@@ -64,6 +65,17 @@ absl::StatusOr<std::map<std::string, int>> ParseDeviceCountFlag(const std::strin
         absl::StrFormat("--device_count '%s': %s", value, device_count.status().message()));
   }
   return device_count;
+}
+
+absl::StatusOr<std::optional<size_t>> ParseMaxTensorBytesFlag(const ParsedArgs &parsed) {
+  const std::optional<std::string> text = parsed.Value("max_tensor_bytes");
+  if (!text) return std::nullopt;
+  uint64_t bytes = 0;
+  if (!absl::SimpleAtoi(*text, &bytes) || bytes == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--max_tensor_bytes must be a positive number of bytes, got '%s'", *text));
+  }
+  return std::optional<size_t>(bytes);
 }
 
 }  // namespace rill::cli

@@ -34,6 +34,10 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
 // that name the flag and the value.
 absl::StatusOr<std::map<std::string, int>> ParseDeviceCountFlag(const std::string& value);
 
+// The value of --max_tensor_bytes, when given: the most bytes one tensor
+// may take in this process (SetMaxTensorBytes). Errors name the flag.
+absl::StatusOr<std::optional<size_t>> ParseMaxTensorBytesFlag(const ParsedArgs& parsed);
+
 // Status messages may span lines; a command's error is one line.
 std::string OneLine(std::string_view message);
 

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
+#include "graph/allocator.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "graph/graph_summary.h"
@@ -13,7 +14,8 @@
 namespace rill::cli {
 namespace {
 
-constexpr char kUsage[] = "usage: rill graph FILE [--to-text OUT | --to-binary OUT]\n";
+constexpr char kUsage[] =
+    "usage: rill graph FILE [--to-text OUT | --to-binary OUT] [--max_tensor_bytes N]\n";
 
 int Fail(const absl::Status &status) {
   fmt::print(stderr, "rill graph: {}\n", OneLine(std::string(status.message())));
@@ -23,7 +25,7 @@ int Fail(const absl::Status &status) {
 }  // namespace
 
 int RunGraphCommand(const std::vector<std::string> &args) {
-  auto parsed = ParseArgs(args, {"to-text", "to-binary"}, {});
+  auto parsed = ParseArgs(args, {"to-text", "to-binary", "max_tensor_bytes"}, {});
   if (!parsed.ok() || parsed->positional.size() != 1 ||
       (parsed->Value("to-text") && parsed->Value("to-binary"))) {
     if (!parsed.ok())
@@ -31,6 +33,13 @@ int RunGraphCommand(const std::vector<std::string> &args) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  absl::StatusOr<std::optional<size_t>> max_tensor_bytes = ParseMaxTensorBytesFlag(*parsed);
+  if (!max_tensor_bytes.ok()) {
+    fmt::print(stderr, "rill graph: {}\n{}", std::string(max_tensor_bytes.status().message()),
+               kUsage);
+    return 2;
+  }
+  if (*max_tensor_bytes) SetMaxTensorBytes(**max_tensor_bytes);
   const std::string &path = parsed->positional[0];
   auto def = ReadGraphDef(path);
   if (!def.ok()) return Fail(def.status());

@@ -47,6 +47,7 @@ constexpr char kUsage[] =
     "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
     "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n"
     "                [--curve_keys DIR]   (its keys, when the cluster uses CURVE)\n"
+    "                [--max_tensor_bytes N]   (the most one tensor may take here)\n"
     "--out DIR writes one DIR/NAME.npy per fetch, with ':' as '_' (\"w:0\" is DIR/w_0.npy)\n"
     "and each '/' a subdirectory; a name with an empty, '.' or '..' part is refused, and\n"
     "no symbolic link inside DIR is followed.\n";
@@ -58,6 +59,7 @@ struct RunFlags {
   std::vector<std::string> targets;
   std::vector<std::string> fetches;
   int64_t steps = 1;
+  size_t max_tensor_bytes = 0;  // 0: the process default.
   bool json = false;
   std::optional<std::string> out_dir;
   bool log_device_placement = false;
@@ -113,7 +115,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(
       const ParsedArgs parsed,
       ParseArgs(rest,
-                {"steps", "out", "device_count", "ps-strategy", "restore", "save", "curve_keys"},
+                {"steps", "out", "device_count", "ps-strategy", "restore", "save", "curve_keys",
+                 "max_tensor_bytes"},
                 {"json", "log_device_placement", "allow_soft_placement", "replica-device-setter"}));
   if (parsed.positional.size() != 1) {
     return absl::InvalidArgumentError(parsed.positional.empty()
@@ -188,6 +191,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   } else if (parsed.Value("ps-strategy")) {
     return absl::InvalidArgumentError("--ps-strategy needs --replica-device-setter");
   }
+  ASSIGN_OR_RETURN(const std::optional<size_t> max_tensor_bytes, ParseMaxTensorBytesFlag(parsed));
+  flags.max_tensor_bytes = max_tensor_bytes.value_or(0);
   flags.restore = parsed.Value("restore");
   flags.save = parsed.Value("save");
   if (flags.inits.empty() && flags.targets.empty() && flags.fetches.empty() && !flags.restore &&
@@ -384,6 +389,7 @@ absl::Status Run(const RunFlags& flags) {
   SessionOptions options;
   options.target = flags.session_target;
   options.curve = flags.curve;
+  options.max_tensor_bytes = flags.max_tensor_bytes;
   options.log_device_placement = flags.log_device_placement;
   options.allow_soft_placement = flags.allow_soft_placement;
   if (flags.session_target.empty()) options.device_count = flags.device_count;

@@ -124,6 +124,19 @@ TEST(RillGraph, ConvertsBetweenBinaryAndText) {
             converted.out.substr(converted.out.find('\n')));
 }
 
+TEST(RillGraph, MaxTensorBytesIsCheckedAndApplied) {
+  // The regression graph's constants are 4-byte scalars.
+  const std::string regression = testing::TestDataDir() + "/tf_graphs/rust_regression.pb";
+  const RunResult none = RunRill({"graph", regression, "--max_tensor_bytes=none"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("--max_tensor_bytes must be a positive number of bytes"));
+  const RunResult ok = RunRill({"graph", regression, "--max_tensor_bytes=4"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const RunResult refused = RunRill({"graph", regression, "--max_tensor_bytes=3"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("4 bytes"));
+}
+
 TEST(RillGraph, UsageErrorsExitTwo) {
   EXPECT_EQ(RunRill({"graph"}).exit_code, 2);
   EXPECT_EQ(RunRill({"graph", "a.pb", "--bogus"}).exit_code, 2);

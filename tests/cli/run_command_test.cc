@@ -227,6 +227,42 @@ TEST_F(RunCommand, OutRefusesNamesThatLeaveTheDirectory) {
   EXPECT_TRUE(TensorsEqual(x, Tensor::Scalar<int32_t>(8)));
 }
 
+// A graph whose one constant is a million floats, filled from one value.
+constexpr char kMillionFloats[] = R"pb(
+  node {
+    name: "big"
+    op: "Const"
+    attr {
+      key: "dtype"
+      value { type: DT_FLOAT }
+    }
+    attr {
+      key: "value"
+      value {
+        tensor {
+          dtype: DT_FLOAT
+          tensor_shape { dim { size: 1000000 } }
+          float_val: 1
+        }
+      }
+    }
+  }
+)pb";
+
+TEST_F(RunCommand, MaxTensorBytesRefusesLargerTensorsNamingTheNode) {
+  const std::string graph = dir_ + "/big.pbtxt";
+  std::ofstream(graph) << kMillionFloats;
+  const RunResult limited = RunRill({graph, "--fetch", "big", "--max_tensor_bytes", "1000000"});
+  EXPECT_EQ(limited.exit_code, 1) << limited.err;
+  EXPECT_THAT(limited.err, HasSubstr("'big'"));
+  EXPECT_THAT(limited.err, HasSubstr("4000000 bytes"));
+  const RunResult roomy = RunRill({graph, "--fetch", "big", "--max_tensor_bytes", "4000000"});
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+  const RunResult zero = RunRill({graph, "--fetch", "big", "--max_tensor_bytes", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.err, HasSubstr("--max_tensor_bytes must be a positive number of bytes"));
+}
+
 TEST_F(RunCommand, OutFollowsNoSymbolicLinkInsideTheDirectory) {
   const std::string graph = dir_ + "/paths.pbtxt";
   std::ofstream(graph) << kPathNamedConstants;
