@@ -12,6 +12,7 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
+#include "ops/window_size.h"
 
 namespace rill {
 namespace {
@@ -74,38 +75,18 @@ absl::StatusOr<std::array<int64_t, 2>> SpatialPair(InferenceContext& c, std::str
   return std::array<int64_t, 2>{v[l.height], v[l.width]};
 }
 
-// The output size of a sliding window along one dimension, as TensorFlow
-// computes it; -1 when it depends on an unknown size.
+// The output size of a sliding window along one dimension; -1 when it
+// depends on an unknown size.
 absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window, int64_t dilation,
                                            int64_t stride, std::string_view padding,
                                            int64_t pad_before, int64_t pad_after) {
   if (input < 0) return -1;
   if (padding == "SAME") return input / stride + (input % stride != 0 ? 1 : 0);
   if (window < 0) return -1;
-  // Sizes, dilations and paddings come from attrs and inputs, so every step
-  // is checked.
-  int64_t effective_window;
-  int64_t span;
-  if (__builtin_mul_overflow(window - 1, dilation, &effective_window) ||
-      __builtin_add_overflow(effective_window, 1, &effective_window) ||
-      __builtin_add_overflow(input, pad_before, &span) ||
-      __builtin_add_overflow(span, pad_after, &span) ||
-      __builtin_sub_overflow(span, effective_window, &span) ||
-      __builtin_add_overflow(span, stride, &span)) {
-    return ShapeError(
-        "window arithmetic overflows int64: input size %d, window %d, dilation %d, "
-        "stride %d, paddings %d and %d",
-        input, window, dilation, stride, pad_before, pad_after);
-  }
-  // Truncating division, as TensorFlow: an input a little smaller than the
-  // window gives an empty output rather than an error.
-  const int64_t out = span / stride;
-  if (out < 0) {
-    return ShapeError("Computed output size would be negative: %d [input_size: %d, "
-                      "effective_filter_size: %d, stride: %d]",
-                      out, input, effective_window, stride);
-  }
-  return out;
+  const WindowPadding kind = padding == "VALID" ? WindowPadding::kValid : WindowPadding::kExplicit;
+  ASSIGN_OR_RETURN(const WindowSize size,
+                   ComputeWindowSize(input, window, dilation, stride, kind, pad_before, pad_after));
+  return size.output;
 }
 
 // Output height and width of Conv2D and the pools from the input's, the

@@ -1,7 +1,6 @@
-// Sliding-window geometry shared by the CPU convolution and pooling
-// kernels: the strides, dilations and padding attrs of an NHWC node, and
-// the output size and leading padding along one spatial dimension, computed
-// as TensorFlow does.
+// Sliding-window geometry shared by the convolution and pooling kernels:
+// the strides, dilations and padding attrs of an NHWC node, and the output
+// size and leading padding along one spatial dimension (ops/window_size.h).
 #ifndef RILL_KERNELS_CPU_WINDOW_GEOMETRY_H_
 #define RILL_KERNELS_CPU_WINDOW_GEOMETRY_H_
 
@@ -18,10 +17,11 @@
 #include "graph/node_def_util.h"
 #include "graph/proto/node_def.pb.h"
 #include "graph/status_macros.h"
+#include "ops/window_size.h"
 
 namespace rill::window {
 
-enum class Padding { kSame, kValid, kExplicit };
+using Padding = WindowPadding;
 
 // Height and width entries of the strides, dilations (or ksize) and
 // explicit padding attrs of an NHWC node.
@@ -108,56 +108,18 @@ inline absl::StatusOr<DimWindow> ComputeDimWindow(const WindowAttrs& attrs, int 
     return absl::InvalidArgumentError(
         absl::StrFormat("window size %d along dimension %d must be positive", window, dim + 1));
   }
-  DimWindow w{input, window, attrs.dilations[dim], attrs.strides[dim], 0, 0};
-  // Windows, dilations and paddings are attrs and inputs: every step that
-  // could overflow is checked.
-  const auto overflow = [&] {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "window arithmetic along dimension %d overflows int64: input size %d, window %d, "
-        "dilation %d, stride %d",
-        dim + 1, input, window, w.dilation, w.stride));
-  };
-  int64_t effective;
-  if (__builtin_mul_overflow(window - 1, w.dilation, &effective) ||
-      __builtin_add_overflow(effective, 1, &effective)) {
-    return overflow();
+  const int64_t pad_before = attrs.padding == Padding::kExplicit ? attrs.explicit_pads[2 * dim] : 0;
+  const int64_t pad_after =
+      attrs.padding == Padding::kExplicit ? attrs.explicit_pads[2 * dim + 1] : 0;
+  absl::StatusOr<WindowSize> size =
+      ComputeWindowSize(input, window, attrs.dilations[dim], attrs.strides[dim], attrs.padding,
+                        pad_before, pad_after);
+  if (!size.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("along dimension %d: %s", dim + 1, size.status().message()));
   }
-  switch (attrs.padding) {
-    case Padding::kSame: {
-      w.output = input / w.stride + (input % w.stride != 0 ? 1 : 0);
-      int64_t total;
-      if (__builtin_mul_overflow(w.output - 1, w.stride, &total) ||
-          __builtin_add_overflow(total, effective - input, &total)) {
-        return overflow();
-      }
-      w.pad_before = std::max<int64_t>(total, 0) / 2;
-      break;
-    }
-    case Padding::kValid:
-    case Padding::kExplicit: {
-      if (attrs.padding == Padding::kExplicit) w.pad_before = attrs.explicit_pads[2 * dim];
-      const int64_t pad_after =
-          attrs.padding == Padding::kExplicit ? attrs.explicit_pads[2 * dim + 1] : 0;
-      int64_t span;
-      if (__builtin_add_overflow(input, w.pad_before, &span) ||
-          __builtin_add_overflow(span, pad_after, &span) ||
-          __builtin_sub_overflow(span, effective, &span) ||
-          __builtin_add_overflow(span, w.stride, &span)) {
-        return overflow();
-      }
-      // Truncating division, as the shape function: an input a little
-      // smaller than the window gives an empty output.
-      w.output = span / w.stride;
-      if (w.output < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("Computed output size would be negative: %d [input_size: %d, "
-                            "effective_filter_size: %d, stride: %d]",
-                            w.output, input, effective, w.stride));
-      }
-      break;
-    }
-  }
-  return w;
+  return DimWindow{input,       window, attrs.dilations[dim], attrs.strides[dim], size->pad_before,
+                   size->output};
 }
 
 }  // namespace rill::window
