@@ -71,8 +71,9 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
 }
 
 const std::string& ScratchDir() {
-  static const std::string dir = MakeScratchDir();
-  return dir;
+  // Never destroyed: RemoveScratchDir reads it at exit.
+  static const std::string* const dir = new std::string(MakeScratchDir());
+  return *dir;
 }
 
 void WriteFile(const std::string& path, std::string_view bytes) {
