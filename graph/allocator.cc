@@ -27,9 +27,11 @@ class AlignedCpuAllocator final : public Allocator {
     return ::operator new(bytes, std::align_val_t{kTensorAlignment}, std::nothrow);
   }
 
-  void DeallocateRaw(void* ptr, size_t bytes) override {
+  // The unsized form: sized deallocation is optional in C++ (clang leaves
+  // it off unless asked), the aligned form is not.
+  void DeallocateRaw(void* ptr, size_t /*bytes*/) override {
     if (ptr == nullptr) return;
-    ::operator delete(ptr, bytes, std::align_val_t{kTensorAlignment});
+    ::operator delete(ptr, std::align_val_t{kTensorAlignment});
   }
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
@@ -55,41 +56,6 @@ int ExpectedWireType(const pb::FieldDescriptor& field) {
     case pb::FieldDescriptor::TYPE_GROUP: return 3;
     default: return 0;
   }
-}
-
-// Strict UTF-8 as proto3 requires of string fields: no overlong forms, no
-// surrogates, nothing above U+10FFFF.
-bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    int extra;
-    uint32_t code;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1, code = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2, code = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3, code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (s.size() - i <= static_cast<size_t>(extra)) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      code = (code << 6) | (cc & 0x3F);
-    }
-    static constexpr uint32_t kMinCode[] = {0, 0x80, 0x800, 0x10000};
-    if (code < kMinCode[extra] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
-      return false;
-    }
-    i += extra + 1;
-  }
-  return true;
 }
 
 // Walks the protobuf wire format of a GraphDef with the message schema in
@@ -318,6 +284,12 @@ absl::StatusOr<GraphDef> ParseText(std::string_view bytes, std::string_view sour
   return graph;
 }
 
+bool HasKnownFields(const pb::Message& message) {
+  std::vector<const pb::FieldDescriptor*> fields;
+  message.GetReflection()->ListFields(message, &fields);
+  return !fields.empty();
+}
+
 }  // namespace
 
 GraphFormat DetectGraphFormat(std::string_view bytes) {
@@ -335,7 +307,17 @@ absl::StatusOr<GraphDef> ParseGraphDef(std::string_view bytes, GraphFormat forma
   if (bytes.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: file is empty", source));
   }
-  return format == GraphFormat::kBinary ? ParseBinary(bytes, source) : ParseText(bytes, source);
+  ASSIGN_OR_RETURN(GraphDef graph, format == GraphFormat::kBinary ? ParseBinary(bytes, source)
+                                                                  : ParseText(bytes, source));
+  // Text of only whitespace and comments (or empty fields) holds nothing
+  // either: written out in binary it would be an empty file. Unknown
+  // fields do not count: the text form leaves them out.
+  if (graph.node_size() == 0 && !HasKnownFields(graph.versions()) &&
+      !HasKnownFields(graph.library())) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: holds no graph (no nodes, versions or library)", source));
+  }
+  return graph;
 }
 
 absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path) {
@@ -364,6 +346,9 @@ std::string SerializeGraphDef(const GraphDef& graph, GraphFormat format) {
   std::string out;
   if (format == GraphFormat::kText) {
     pb::TextFormat::Printer printer;
+    // Fields this build does not know (from a newer TensorFlow, or noise)
+    // would print by number, which no text parser reads back.
+    printer.SetHideUnknownFields(true);
     printer.PrintToString(graph, &out);
     return out;
   }

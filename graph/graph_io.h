@@ -21,6 +21,8 @@ GraphFormat DetectGraphFormat(std::string_view bytes);
 
 // Parses `bytes` (of any size protobuf can address; no 64 MiB cap) in the
 // given format. `source` names the input in messages ("model.pb").
+// INVALID_ARGUMENT for input that holds no graph: empty, or (in text) only
+// whitespace, comments and empty fields.
 absl::StatusOr<GraphDef> ParseGraphDef(std::string_view bytes, GraphFormat format,
                                        std::string_view source);
 
@@ -28,6 +30,8 @@ absl::StatusOr<GraphDef> ParseGraphDef(std::string_view bytes, GraphFormat forma
 // missing file, INVALID_ARGUMENT for an empty or malformed one.
 absl::StatusOr<GraphDef> ReadGraphDef(const std::string& path);
 
+// Text leaves out fields unknown to this build (binary keeps them): text
+// names fields, and these have only a number.
 std::string SerializeGraphDef(const GraphDef& graph, GraphFormat format);
 absl::Status WriteGraphDef(const GraphDef& graph, const std::string& path, GraphFormat format);
 

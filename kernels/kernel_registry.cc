@@ -69,7 +69,8 @@ std::string ConstraintSummary(const std::vector<const KernelDef*>& defs) {
     if (def->constraints().empty()) return "";
     for (const auto& [attr, types] : def->constraints()) {
       auto it = std::find_if(allowed.begin(), allowed.end(),
-                             [&](const auto& entry) { return entry.first == attr; });
+                             // Init-capture: clang before 16 cannot capture a binding.
+                             [&attr = attr](const auto& entry) { return entry.first == attr; });
       if (it == allowed.end()) it = allowed.insert(allowed.end(), {attr, {}});
       for (DataType t : types) {
         if (std::find(it->second.begin(), it->second.end(), t) == it->second.end()) {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages rill builds with. Does nothing when they
 # are all present; otherwise needs root (or sudo).
+#   scripts/setup.sh        what the build and the tests need
+#   scripts/setup.sh fuzz   also clang and libFuzzer (benches/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,13 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev dataset-fashion-mnist graphviz
 )
+for group in "$@"; do
+  case "$group" in
+    # libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes.
+    fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "setup: unknown package group '$group' (known: fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

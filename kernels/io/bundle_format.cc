@@ -175,7 +175,13 @@ absl::Status DecodeStringTensor(std::string_view data, const Tensor& out, uint32
           absl::StrFormat("%s: string tensor: length %d of %d is cut off", where, i, n));
     }
     lengths_crc = ExtendWithLength(lengths_crc, lengths[i]);
-    total += lengths[i];
+    // Checked as they add up: lengths near 2^64 would wrap the sum to the
+    // size of the entry, and each string would then read past it.
+    if (lengths[i] > data.size() || (total += lengths[i]) > data.size()) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: string tensor: the lengths up to %d of %d add up to more than the entry's %d bytes",
+          where, i, n, data.size()));
+    }
   }
   uint32_t stored;
   if (in.size() < sizeof(stored)) {

@@ -108,6 +108,27 @@ absl::StatusOr<Tensor> BundleReader::ReadStored(std::string_view key,
         "%s: bytes [%d, %d) lie past the end of the file (%d bytes): short read", where,
         entry.offset(), entry.offset() + entry.size(), file->size()));
   }
+  // The shape is checked against the entry's size before it is allocated:
+  // an index entry of a few bytes may claim any shape.
+  const uint64_t elements = static_cast<uint64_t>(shape.num_elements());
+  const uint64_t want = static_cast<uint64_t>(entry.size());
+  if (entry.dtype() == DT_STRING) {
+    // Every string takes at least its length's varint byte.
+    if (elements > want) {
+      return absl::DataLossError(
+          absl::StrFormat("%s: %d strings need at least %d bytes, the entry has %d", where,
+                          elements, elements, entry.size()));
+    }
+  } else {
+    uint64_t needed = 0;
+    const bool overflows = __builtin_mul_overflow(
+        elements, static_cast<uint64_t>(DataTypeSize(entry.dtype())), &needed);
+    if (overflows || needed != want) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: %s %s needs %s bytes, the entry has %d", where, DataTypeString(entry.dtype()),
+          shape.DebugString(), overflows ? "over 2^64" : std::to_string(needed), entry.size()));
+    }
+  }
   ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(CpuAllocator(), entry.dtype(), shape));
   uint32_t crc = 0;
   if (entry.dtype() == DT_STRING) {
@@ -115,12 +136,6 @@ absl::StatusOr<Tensor> BundleReader::ReadStored(std::string_view key,
     RETURN_IF_ERROR(file->Read(entry.offset(), bytes.size(), bytes.data()));
     RETURN_IF_ERROR(DecodeStringTensor(bytes, tensor, &crc, where));
   } else {
-    const uint64_t want = static_cast<uint64_t>(shape.num_elements()) * DataTypeSize(entry.dtype());
-    if (static_cast<uint64_t>(entry.size()) != want) {
-      return absl::DataLossError(absl::StrFormat(
-          "%s: %s %s needs %d bytes, the entry has %d", where, DataTypeString(entry.dtype()),
-          shape.DebugString(), want, entry.size()));
-    }
     auto* dst = static_cast<char*>(tensor.raw_data());
     for (uint64_t done = 0; done < want;) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(want - done, kChecksumChunkBytes));

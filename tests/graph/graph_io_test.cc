@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "graph/node_def_util.h"
 #include "tests/test_util.h"
@@ -16,6 +17,7 @@ using ::rill::testing::MakeTempDir;
 using ::rill::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // Two nodes with attrs, a version and a function, so that every part of a
@@ -205,6 +207,75 @@ TEST(GraphIo, RejectsEmptyInput) {
   const std::string path = WriteFile("empty.pbtxt", "");
   EXPECT_THAT(ReadGraphDef(path),
               StatusIs(absl::StatusCode::kInvalidArgument, path + ": file is empty"));
+}
+
+// Found by the graph_def fuzz target: "\n" parsed as an empty graph, whose
+// binary form (an empty file) was then refused.
+TEST(GraphIo, RejectsInputThatHoldsNoGraph) {
+  for (const std::string text : {"\n", "  # only a comment\n", "library {}", "versions {}"}) {
+    EXPECT_THAT(ParseGraphDef(text, GraphFormat::kText, "model.pbtxt"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "model.pbtxt: holds no graph (no nodes, versions or library)"))
+        << text;
+  }
+  // An empty library, and one of only an unknown field (6: 3).
+  for (const std::string& binary :
+       {std::string("\x12\x00", 2), std::string("\x12\x02\x30\x03", 4)}) {
+    EXPECT_THAT(ParseGraphDef(binary, GraphFormat::kBinary, "model.pb"),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("holds no graph")));
+  }
+  // A graph of versions alone is one, and reads back from either form.
+  GraphDef versions_only;
+  versions_only.mutable_versions()->set_producer(27);
+  for (const GraphFormat format : {GraphFormat::kBinary, GraphFormat::kText}) {
+    ASSERT_OK_AND_ASSIGN(const GraphDef parsed,
+                         ParseGraphDef(SerializeGraphDef(versions_only, format), format, "g"));
+    EXPECT_EQ(parsed.versions().producer(), 27);
+  }
+}
+
+// Found by the graph_def fuzz target: an unknown field inside a node's
+// attr printed as "1: 4294967296", which the text parser refused.
+TEST(GraphIo, TextLeavesOutUnknownFieldsSoThatItReadsBack) {
+  GraphDef graph = SampleGraph();
+  // Field 1 of TensorShapeProto is unused: an unknown varint there.
+  TensorProto* value = (*graph.mutable_node(0)->mutable_attr())["value"].mutable_tensor();
+  value->mutable_tensor_shape()
+      ->GetReflection()
+      ->MutableUnknownFields(value->mutable_tensor_shape())
+      ->AddVarint(1, 4294967296);
+  ASSERT_OK_AND_ASSIGN(const GraphDef binary,
+                       ParseGraphDef(SerializeGraphDef(graph, GraphFormat::kBinary),
+                                     GraphFormat::kBinary, "model.pb"));
+  const std::string text = SerializeGraphDef(binary, GraphFormat::kText);
+  EXPECT_THAT(text, Not(HasSubstr("4294967296")));
+  ASSERT_OK_AND_ASSIGN(const GraphDef parsed,
+                       ParseGraphDef(text, GraphFormat::kText, "model.pbtxt"));
+  EXPECT_EQ(parsed.node_size(), graph.node_size());
+  EXPECT_EQ(parsed.node(0).attr().at("value").tensor().tensor_shape().dim_size(), 1);
+}
+
+// Found by the graph_def fuzz target: text took a device name that is
+// not UTF-8, whose binary form then failed to parse.
+TEST(GraphIo, TextStringsMustBeUtf8AsInBinary) {
+  for (const std::string& device : {std::string("/job:a/tas\xff\xff"), std::string("\\377")}) {
+    const std::string text =
+        "node { name: \"a\" op: \"NoOp\" }\n"
+        "node { name: \"b\" op: \"NoOp\" device: \"" +
+        device + "\" }\n";
+    EXPECT_THAT(ParseGraphDef(text, GraphFormat::kText, "model.pbtxt"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         "model.pbtxt: string field 'node[1].device' is not valid UTF-8"))
+        << device;
+  }
+  // Attr map keys and values too; bytes fields (tensor strings) take anything.
+  EXPECT_THAT(ParseGraphDef("node { name: \"a\" op: \"NoOp\" attr { key: \"\\377\" } }",
+                            GraphFormat::kText, "m"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'node[0].attr[0].key'")));
+  EXPECT_OK(
+      ParseGraphDef("node { name: \"a\" op: \"Const\" attr { key: \"value\" value { "
+                    "tensor { dtype: DT_STRING string_val: \"\\377\" } } } }",
+                    GraphFormat::kText, "m"));
 }
 
 TEST(GraphIo, MissingFileIsNotFound) {

@@ -13,6 +13,8 @@
 #include "kernels/io/bundle_reader.h"
 #include "kernels/io/bundle_writer.h"
 #include "kernels/io/crc32c.h"
+#include "kernels/io/posix_file.h"
+#include "kernels/io/table.h"
 #include "tests/test_util.h"
 
 namespace rill::io {
@@ -221,6 +223,64 @@ TEST(BundleTest, CorruptFilesAreErrorsNamingTheFile) {
   ASSERT_TRUE(std::filesystem::remove(prefix + ".data-00000-of-00001"));
   EXPECT_THAT(BundleReader::Open(prefix).value()->Read("v"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("data-00000-of-00001")));
+}
+
+// An index entry is a few bytes whatever shape it claims; the reader
+// compares the shape with the entry's size before allocating it.
+TEST(BundleTest, AShapeTheEntrysBytesCannotHoldIsRefusedBeforeAllocation) {
+  const std::string prefix = ::rill::testing::MakeTempDir() + "/claims";
+  WriteBytes(DataFilename(prefix, 0, 1), "abcd");
+  {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file =
+        WritableFile::Create(IndexFilename(prefix));
+    ASSERT_THAT(file, IsOk());
+    TableWriter table(file->get());
+    ASSERT_THAT(table.Add(kHeaderKey, MakeBundleHeader(1).SerializeAsString()), IsOk());
+    for (const auto& [key, dtype] :
+         {std::pair{"floats", DT_FLOAT}, std::pair{"strings", DT_STRING}}) {
+      BundleEntryProto entry;
+      entry.set_dtype(dtype);
+      entry.mutable_shape()->add_dim()->set_size(int64_t{1} << 40);
+      entry.set_size(4);
+      ASSERT_THAT(table.Add(key, entry.SerializeAsString()), IsOk());
+    }
+    ASSERT_THAT(table.Finish(), IsOk());
+    ASSERT_THAT((*file)->Close(), IsOk());
+  }
+  absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix);
+  ASSERT_THAT(reader, IsOk());
+  EXPECT_THAT(
+      (*reader)->Read("floats"),
+      StatusIs(absl::StatusCode::kDataLoss,
+               HasSubstr("float [1099511627776] needs 4398046511104 bytes, the entry has 4")));
+  EXPECT_THAT((*reader)->Read("strings"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("1099511627776 strings need at least 1099511627776 bytes, the "
+                                 "entry has 4")));
+}
+
+// String lengths near 2^64 whose sum wraps around to the bytes that follow
+// (with their checksum right) would have each string read past the entry.
+TEST(BundleTest, StringLengthsThatWrapAroundAreRefused) {
+  const auto varint = [](uint64_t v) {
+    std::string out;
+    for (; v >= 0x80; v >>= 7) out += static_cast<char>(v | 0x80);
+    return out + static_cast<char>(v);
+  };
+  const uint64_t lengths[] = {uint64_t{1} << 63, (uint64_t{1} << 63) + 3};
+  std::string data;
+  uint32_t crc = 0;
+  for (const uint64_t length : lengths) {
+    data += varint(length);
+    crc = crc32c::Extend(crc, &length, sizeof(length));  // Over 32 bits: as 8 bytes.
+  }
+  const uint32_t masked = crc32c::Mask(crc);
+  data.append(reinterpret_cast<const char*>(&masked), sizeof(masked));
+  data += "abc";
+  Tensor out(DT_STRING, TensorShape({2}));
+  uint32_t entry_crc = 0;
+  EXPECT_THAT(DecodeStringTensor(data, out, &entry_crc, "entry"),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("add up to more than")));
 }
 
 // Tensors are checksummed in pieces of kChecksumChunkBytes as they are
