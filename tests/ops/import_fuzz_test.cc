@@ -447,8 +447,9 @@ TEST_F(ImportFuzz, RandomBytesAndText) {
     ParseAndImport(RandomPrintable(random, random.Below(200)), outcomes);
   }
   for (int i = 0; i < 2000; ++i) ParseAndImport(RandomTokens(random), outcomes);
+  // What got past parsing here were empty graphs (comments, whitespace),
+  // which ParseGraphDef now refuses as holding no graph.
   EXPECT_GT(outcomes.parse_errors, 0);
-  EXPECT_GT(outcomes.imported + outcomes.import_errors, 0);
 }
 
 TEST_F(ImportFuzz, RandomGraphsOfStandardOps) {
