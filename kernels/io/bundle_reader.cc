@@ -28,9 +28,7 @@ std::string Printable(std::string_view key) {
 
 BundleReader::BundleReader(std::string prefix, std::unique_ptr<TableReader> index,
                            BundleHeaderProto header)
-    : prefix_(std::move(prefix)), index_(std::move(index)), header_(std::move(header)) {
-  data_files_.resize(header_.num_shards());
-}
+    : prefix_(std::move(prefix)), index_(std::move(index)), header_(std::move(header)) {}
 
 absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(std::string prefix) {
   const std::string path = IndexFilename(prefix);

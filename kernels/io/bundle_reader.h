@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -56,7 +57,10 @@ class BundleReader {
   const std::unique_ptr<TableReader> index_;
   const BundleHeaderProto header_;
   mutable absl::Mutex mu_;
-  mutable std::vector<std::unique_ptr<RandomAccessFile>> data_files_ ABSL_GUARDED_BY(mu_);
+  // By shard id, opened when first read: the header may announce any
+  // number of shards (up to 2^31 - 1).
+  mutable absl::flat_hash_map<int, std::unique_ptr<RandomAccessFile>> data_files_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rill::io

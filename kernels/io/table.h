@@ -47,6 +47,8 @@ class TableWriter {
 };
 
 // Reads a table, checking every block's checksum. Errors name the file.
+// Open checks the block handles against the file's size first (DATA_LOSS):
+// LevelDB allocates a block's size before reading it.
 // Thread safety: Get and ForEach may be called concurrently.
 class TableReader {
  public:

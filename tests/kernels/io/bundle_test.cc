@@ -1,6 +1,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,39 @@ TEST(BundleTest, AShapeTheEntrysBytesCannotHoldIsRefusedBeforeAllocation) {
               StatusIs(absl::StatusCode::kDataLoss,
                        HasSubstr("1099511627776 strings need at least 1099511627776 bytes, the "
                                  "entry has 4")));
+}
+
+// Found by the checkpoint fuzz target: a header announcing 2^31 - 1
+// shards made Open allocate a slot per shard (16 GiB).
+TEST(BundleTest, AHeaderAnnouncingManyShardsCostsNothingUntilOneIsRead) {
+  const std::string prefix = ::rill::testing::MakeTempDir() + "/many";
+  const int shards = std::numeric_limits<int32_t>::max();
+  const float value = 2.5f;
+  WriteBytes(DataFilename(prefix, 0, shards),
+             std::string(reinterpret_cast<const char*>(&value), sizeof(value)));
+  {
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = WritableFile::Create(IndexFilename(prefix));
+    ASSERT_THAT(file, IsOk());
+    TableWriter table(file->get());
+    ASSERT_THAT(table.Add(kHeaderKey, MakeBundleHeader(shards).SerializeAsString()), IsOk());
+    BundleEntryProto entry;
+    entry.set_dtype(DT_FLOAT);
+    entry.mutable_shape()->add_dim()->set_size(1);
+    entry.set_size(sizeof(value));
+    entry.set_crc32c(crc32c::Mask(crc32c::Value(&value, sizeof(value))));
+    ASSERT_THAT(table.Add("v", entry.SerializeAsString()), IsOk());
+    entry.set_shard_id(shards - 1);
+    ASSERT_THAT(table.Add("w", entry.SerializeAsString()), IsOk());
+    ASSERT_THAT(table.Finish(), IsOk());
+    ASSERT_THAT((*file)->Close(), IsOk());
+  }
+  absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix);
+  ASSERT_THAT(reader, IsOk());
+  absl::StatusOr<Tensor> v = (*reader)->Read("v");
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(Values<float>(*v), std::vector<float>{2.5f});
+  EXPECT_THAT((*reader)->Read("w"), StatusIs(absl::StatusCode::kNotFound,
+                                             HasSubstr("data-2147483646-of-2147483647")));
 }
 
 // String lengths near 2^64 whose sum wraps around to the bytes that follow
