@@ -1,5 +1,6 @@
 #include "runtime/training/checkpoint_saver_hook.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "absl/memory/memory.h"
@@ -106,10 +107,13 @@ absl::Status CheckpointSaverHook::End(Session& session) {
 }
 
 absl::Status CheckpointSaverHook::Save(Session& session, int64_t step) {
-  RETURN_IF_ERROR(
-      options_.saver
-          ->Save(session, save_path_, step, meta_graph_.has_value() ? &*meta_graph_ : nullptr)
-          .status());
+  ASSIGN_OR_RETURN(const std::string prefix,
+                   options_.saver->Save(session, save_path_, step,
+                                        meta_graph_.has_value() ? &*meta_graph_ : nullptr));
+  if (options_.log != nullptr) {
+    std::fprintf(options_.log, "CheckpointSaverHook: saved %s\n", prefix.c_str());
+    std::fflush(options_.log);
+  }
   if (options_.summary_writer == nullptr) return absl::OkStatus();
   SessionLog log;
   log.set_status(SessionLog::CHECKPOINT);

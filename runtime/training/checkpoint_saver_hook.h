@@ -4,6 +4,7 @@
 #define RILL_RUNTIME_TRAINING_CHECKPOINT_SAVER_HOOK_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +47,9 @@ struct CheckpointSaverHookOptions {
   // Optional; must outlive the hook. Gets the graph and meta graph events
   // once and a SessionLog CHECKPOINT after every save.
   SummaryWriter* summary_writer = nullptr;
+  // Where each save is acknowledged ("CheckpointSaverHook: saved PREFIX"),
+  // once the checkpoint state file lists it; nullptr: not logged.
+  std::FILE* log = stderr;
   HookClock clock = nullptr;  // Empty: absl::Now.
 };
 

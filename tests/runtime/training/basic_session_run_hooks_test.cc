@@ -404,6 +404,23 @@ TEST(CheckpointSaverHook, EndDoesNotSaveAStepThatWasSaved) {
                           "step 2 CHECKPOINT " + dir + "/model.ckpt"));
 }
 
+// Each save is acknowledged on the log once the checkpoint state names it.
+TEST(CheckpointSaverHook, AcknowledgesEverySaveOnItsLog) {
+  Model model;
+  const std::string dir = MakeTempDir();
+  LogFile log;
+  std::unique_ptr<Session> session = model.Start();
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointSaverHook> hook,
+      CheckpointSaverHook::Create(
+          {.checkpoint_dir = dir, .save_steps = 2, .saver = model.saver.get(), .log = log.get()}));
+  ASSERT_OK(BeginAndCreate(*session, {hook.get()}));
+  for (int i = 0; i < 3; ++i) ASSERT_THAT(RunStep(*session, {hook.get()}), IsOkAndHolds(false));
+  ASSERT_OK(hook->End(*session));
+  const std::string saved = "CheckpointSaverHook: saved " + dir + "/model.ckpt-";
+  EXPECT_EQ(log.Contents(), saved + "0\n" + saved + "2\n" + saved + "3\n");
+}
+
 TEST(CheckpointSaverHook, SavesEverySecondsByItsClock) {
   Model model;
   FakeClock clock;
