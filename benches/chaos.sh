@@ -3,8 +3,8 @@
 # on 1 ps + 2 workers while a random task is SIGKILLed and restarted every
 # 20-30 s, beside a fault-free run of the same number of global steps.
 #
-#   benches/chaos.sh [SECONDS] [--seed N] [--modes async,sync] [--train_steps N]
-#                    [--build DIR] [--out DIR]
+#   benches/chaos.sh [SECONDS] [--seed N] [--modes async,sync] [--every MIN-MAX]
+#                    [--train_steps N] [--build DIR] [--out DIR]
 #
 # SECONDS (default 240) is the time per mode: a short calibration run
 # measures the steps per second, and the runs get as many global steps as a
@@ -14,11 +14,11 @@
 # workers' gradients).
 #
 # The chaos loop picks, with bash's RANDOM seeded by --seed (printed, so a
-# run can be repeated), a delay of 20-30 s, a task (ps, worker 0 = chief,
-# worker 1) and a pause of 1-4 s before the task is started again with the
-# same flags, its output appended to its log; until the chief prints its
-# result, or a hard timeout. Every line a task prints is stamped with the
-# time it arrived.
+# run can be repeated), a delay of 20-30 s (--every), a task (ps, worker 0 =
+# chief, worker 1) and a pause of 1-4 s before the task is started again
+# with the same flags, its output appended to its log; until the chief
+# prints its result, or a hard timeout. Every line a task prints is
+# stamped with the time it arrived.
 #
 # Per mode it reports the chief's test accuracy beside the fault-free run's,
 # the global steps lost (how far the global step went back when the chief
@@ -38,6 +38,7 @@ cd "$(dirname "$0")/.."
 seconds=240
 seed=""
 modes="async,sync"
+every="20-30"
 train_steps=""
 build=build
 out=""
@@ -45,10 +46,11 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seed) seed="$2"; shift 2 ;;
     --modes) modes="$2"; shift 2 ;;
+    --every) every="$2"; shift 2 ;;
     --train_steps) train_steps="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     [0-9]*) seconds="$1"; shift ;;
     *) echo "chaos.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -58,8 +60,14 @@ for value in "$seconds" ${seed:+"$seed"} ${train_steps:+"$train_steps"}; do
     echo "chaos.sh: '$value' is not a whole number" >&2; exit 2
   fi
 done
+if ! [[ "$every" =~ ^([0-9]+)-([0-9]+)$ ]] || [ "${BASH_REMATCH[1]}" -lt 1 ] ||
+   [ "${BASH_REMATCH[2]}" -lt "${BASH_REMATCH[1]}" ]; then
+  echo "chaos.sh: --every '$every': expected MIN-MAX seconds, 1 <= MIN <= MAX" >&2; exit 2
+fi
+every_min="${BASH_REMATCH[1]}"
+every_span=$(( BASH_REMATCH[2] - BASH_REMATCH[1] + 1 ))
 if [ "$seconds" -lt 60 ]; then
-  echo "chaos.sh: SECONDS $seconds: give at least 60 (kills come every 20-30 s)" >&2; exit 2
+  echo "chaos.sh: SECONDS $seconds: give at least 60" >&2; exit 2
 fi
 bin="$build/examples/distributed_mnist"
 rill="$build/cli/rill"
@@ -73,7 +81,7 @@ done
 RANDOM=$seed
 [ -n "$out" ] || out="$(mktemp -d /tmp/rill-chaos.XXXXXX)"
 mkdir -p "$out"
-echo "chaos.sh: seed $seed, $seconds s per mode, modes $modes, logs in $out"
+echo "chaos.sh: seed $seed, $seconds s per mode, modes $modes, a kill every $every s, logs in $out"
 
 # Each line stamped with the time it arrived (seconds since the epoch).
 stamp() {
@@ -151,7 +159,7 @@ train() {
   local begin deadline next victim pause
   begin=$(date +%s)
   deadline=$((begin + timeout))
-  next=$((begin + 20 + RANDOM % 11))
+  next=$((begin + every_min + RANDOM % every_span))
   local ended=()
   while kill -0 "${pid[worker0]}" 2>/dev/null; do
     # A ps or worker 1 that ended by itself (worker 1 when training is
@@ -179,7 +187,7 @@ train() {
         sleep "$pause"
         start "$victim"
       fi
-      next=$(( $(date +%s) + 20 + RANDOM % 11 ))
+      next=$(( $(date +%s) + every_min + RANDOM % every_span ))
     fi
     sleep 0.2
   done
@@ -223,171 +231,9 @@ for mode in "${mode_list[@]}"; do
   hard=$(( seconds * 3 + 300 ))
   echo "== $mode: fault-free run"
   train "$out/$mode-faultfree" 0 "$hard" --train_steps="$steps" "${mode_flags[@]}"
-  echo "== $mode: chaos run (a random task killed every 20-30 s)"
+  echo "== $mode: chaos run (a random task killed every $every s)"
   train "$out/$mode-chaos" 1 "$hard" --train_steps="$steps" "${mode_flags[@]}"
 done
 
-python3 - "$out" "$rill" "$seed" "${mode_list[@]}" <<'PY' || status=1
-import json, os, re, subprocess, sys
-
-out, rill, seed, modes = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-MAX_TO_KEEP = 5  # The saver's default retention.
-TASKS = ("ps", "worker0", "worker1")
-STEP = re.compile(r"Worker (\d): local step \d+, global step (\d+),")
-SAVED = re.compile(r"CheckpointSaverHook: saved (\S+)")
-RESTORED = re.compile(r"SessionManager: restored (\S+)")
-
-
-def stamped(path):
-    if not os.path.exists(path):
-        return []
-    lines = []
-    for line in open(path, errors="replace"):
-        when, _, text = line.rstrip("\n").partition(" ")
-        try:
-            lines.append((float(when), text))
-        except ValueError:
-            pass
-    return lines
-
-
-def step_of(prefix):
-    return int(prefix.rsplit("-", 1)[1])
-
-
-def readable(prefix):
-    """The checkpoint lists and every tensor reads back (checksums checked)."""
-    listing = subprocess.run([rill, "checkpoint", prefix], capture_output=True, text=True)
-    if listing.returncode != 0:
-        return listing.stderr.strip()
-    rows = listing.stdout.splitlines()[1:-1]
-    for name in (row.split()[0] for row in rows):
-        read = subprocess.run([rill, "checkpoint", prefix, "--tensor", name],
-                              capture_output=True, text=True)
-        if read.returncode != 0:
-            return read.stderr.strip()
-    return None
-
-
-def analyse(run):
-    events = [l.split() for l in open(f"{run}/events")]
-    begin = float(events[0][0])
-    end = float(events[-1][0])
-    kills = {t: 0 for t in TASKS}
-    failures = []
-    for e in events:
-        if e[1] == "kill":
-            kills[e[2]] += 1
-        elif e[1] == "exit" and e[3] != "0" and not (e[2] == "ps" and e[3] == "143"):
-            failures.append(f"{e[2]} ended with {e[3]}")
-        elif e[1] == "hard_timeout":
-            failures.append("hard timeout: the chief never finished")
-    logs = {t: stamped(f"{run}/{t}.log") for t in TASKS}
-    result = None
-    chief_end = end
-    for when, text in logs["worker0"]:
-        if text.startswith("result: "):
-            result, chief_end = json.loads(text[len("result: "):]), when
-    if result is None:
-        failures.append("the chief printed no result")
-    # The global step as each worker saw it, the saves the chief
-    # acknowledged and the checkpoints it restored, in time order.
-    seen, timeline = [], []
-    for task in ("worker0", "worker1"):
-        for when, text in logs[task]:
-            if m := STEP.search(text):
-                seen.append((when, int(m.group(1)), int(m.group(2))))
-    for when, text in logs["worker0"]:
-        if m := SAVED.search(text):
-            timeline.append((when, "saved", m.group(1)))
-        elif m := RESTORED.search(text):
-            timeline.append((when, "restored", m.group(1)))
-    timeline += [(when, "seen", step) for when, _, step in seen]
-    timeline.sort(key=lambda e: e[0])
-
-    # Steps lost: at each restore, the highest step seen since the last
-    # restore less the restored step. A restore never goes back before
-    # the last acknowledged save.
-    lost, restores, high, last_saved = 0, 0, 0, None
-    for when, kind, value in timeline:
-        if kind == "seen":
-            high = max(high, value)
-        elif kind == "saved":
-            last_saved = value
-            high = max(high, step_of(value))
-        else:
-            restores += 1
-            step = step_of(value)
-            lost += max(0, high - step)
-            high = step
-            if last_saved is not None and step < step_of(last_saved):
-                failures.append(f"restored {value} at {when - begin:.1f} s, before the last "
-                                f"acknowledged save {last_saved}")
-
-    # The longest stall: the longest time in which no worker saw the
-    # global step change, from the first step logged to the last.
-    moved, last = [], {}
-    for when, worker, step in sorted(seen):
-        if last.get(worker) != step:
-            moved.append(when)
-        last[worker] = step
-    stall, stall_at = 0.0, 0.0
-    for a, b in zip(moved, moved[1:]):
-        if b - a > stall:
-            stall, stall_at = b - a, a - begin
-
-    # Nothing acknowledged as saved is lost: each acknowledged checkpoint is
-    # still readable unless five newer ones were saved after it.
-    acked = [(when, value) for when, kind, value in timeline if kind == "saved"]
-    last_ack = {}
-    for when, prefix in acked:
-        last_ack[prefix] = when
-    lost_saves, checked = [], 0
-    for prefix, when in sorted(last_ack.items(), key=lambda kv: kv[1]):
-        newer = {p for w, p in acked if w > when and p != prefix}
-        if len(newer) >= MAX_TO_KEEP and not os.path.exists(prefix + ".index"):
-            continue  # Retired by the saver.
-        checked += 1
-        if (why := readable(prefix)) is not None:
-            lost_saves.append(f"{prefix}: {why}")
-    failures += [f"acknowledged save lost: {s}" for s in lost_saves]
-    sessions = sum(1 for t in ("worker0", "worker1") for _, text in logs[t]
-                   if "creating a new session" in text)
-    return {
-        "result": result, "wall": chief_end - begin, "kills": kills, "lost": lost,
-        "restores": restores, "stall": stall, "stall_at": stall_at, "saves": len(acked),
-        "checked": checked, "lost_saves": lost_saves, "failures": failures,
-        "recreated": sessions,
-    }
-
-
-ok = True
-rows = []
-for mode in modes:
-    free = analyse(f"{out}/{mode}-faultfree")
-    chaos = analyse(f"{out}/{mode}-chaos")
-    for name, r in (("fault-free", free), ("chaos", chaos)):
-        for failure in r["failures"]:
-            print(f"FAIL {mode} {name}: {failure}")
-            ok = False
-    rows.append((mode, free, chaos))
-
-print()
-print(f"seed {seed}; logs in {out}")
-print("| mode | run | wall s | global steps | test accuracy | steps lost | longest stall s "
-      "| kills ps/w0/w1 | restores | sessions re-created | saves acked / checked | saves lost |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for mode, free, chaos in rows:
-    for name, r in (("fault-free", free), ("chaos", chaos)):
-        res = r["result"] or {}
-        k = r["kills"]
-        stall = f"{r['stall']:.1f} (at {r['stall_at']:.0f} s)" if r["stall"] else "-"
-        print(f"| {mode} | {name} | {r['wall']:.0f} | {res.get('global_step', '-')} "
-              f"| {res.get('test_accuracy', '-')} | {r['lost']} | {stall} "
-              f"| {k['ps']}/{k['worker0']}/{k['worker1']} | {r['restores']} | {r['recreated']} "
-              f"| {r['saves']} / {r['checked']} | {len(r['lost_saves'])} |")
-print()
-print("nothing acknowledged as saved lost, every run finished: " + ("PASS" if ok else "FAIL"))
-sys.exit(0 if ok else 1)
-PY
+benches/chaos_report.py "$out" "$rill" "$seed" "${mode_list[@]}" || status=1
 exit "$status"
