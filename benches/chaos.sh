@@ -27,8 +27,9 @@
 # checks that nothing acknowledged as saved was lost: every checkpoint the
 # chief logged as saved is at the end still listed and readable (every
 # tensor, checksums checked), unless the saver's retention (5 kept) retired
-# it after five newer saves, and no restore went back before the last
-# acknowledged save. Exits 1 on a failure: a run that did not finish, a
+# it after five newer saves; every chief session after an acknowledged save
+# restored a checkpoint before its first step; and no restore went back
+# before the last acknowledged save. Exits 1 on a failure: a run that did not finish, a
 # task that exited with an error, a lost save.
 set -euo pipefail
 export LC_ALL=C
@@ -102,6 +103,13 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))'
 
 # The tasks of the run in progress, by name (ps, worker0, worker1).
 declare -A pid
+# Interrupted: no task of ours is left behind.
+cleanup() {
+  local p
+  for p in "${pid[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 run_dir=""
 flags=()
 

@@ -91,9 +91,29 @@ class Run:
                 self.saves.append((when, m.group(1)))
             elif m := RESTORED.search(text):
                 self.restores.append((when, m.group(1)))
+        self._check_restores(logs["worker0"])
         self._steps_lost()
         self._stalls()
         self._check_saves(rill)
+
+    def _check_restores(self, chief_log):
+        """Every chief session (a new chief, or one re-created after an
+        error) restores the newest checkpoint before its first step once
+        one was acknowledged: a chief that starts over has lost the saves."""
+        acked, acked_at_start, starting, restored = False, False, None, False
+        for when, text in chief_log:
+            if "Initializing session..." in text or "creating a new session" in text:
+                starting, acked_at_start, restored = when, acked, False
+            elif RESTORED.search(text):
+                restored = True
+            elif SAVED.search(text):
+                acked = True
+            elif STEP.search(text) and starting is not None:
+                if acked_at_start and not restored:
+                    self.failures.append(
+                        f"the chief's session of {starting - self.begin:.1f} s started over "
+                        f"without restoring the acknowledged checkpoints")
+                starting = None
 
     def _kill_before(self, when):
         """The index of the last kill at or before `when`, or None."""
