@@ -29,8 +29,8 @@
 # tensor, checksums checked), unless the saver's retention (5 kept) retired
 # it after five newer saves; every chief session after an acknowledged save
 # restored a checkpoint before its first step; and no restore went back
-# before the last acknowledged save. Exits 1 on a failure: a run that did not finish, a
-# task that exited with an error, a lost save.
+# before the last acknowledged save. Exits 1 on a failure: a run that did
+# not finish, a task that exited with an error, a lost save.
 set -euo pipefail
 export LC_ALL=C
 
