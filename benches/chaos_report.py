@@ -94,7 +94,7 @@ class Run:
         self._check_restores(logs["worker0"])
         self._steps_lost()
         self._stalls()
-        self._check_saves(rill)
+        self._check_saves(rill, f"{path}/logdir")
 
     def _check_restores(self, chief_log):
         """Every chief session (a new chief, or one re-created after an
@@ -169,9 +169,17 @@ class Run:
             if b - a > self.stall:
                 self.stall, self.stall_at = b - a, a - self.begin
 
-    def _check_saves(self, rill):
-        """Every acknowledged checkpoint still reads back, unless five newer
-        ones were saved after it (the saver retired it)."""
+    def _check_saves(self, rill, logdir):
+        """Every acknowledged checkpoint is still listed in the state file and
+        reads back, unless five newer ones were saved after it (the saver
+        retired it)."""
+        listed = set()
+        state = f"{logdir}/checkpoint"
+        if os.path.exists(state):
+            with open(state) as f:
+                for line in f:
+                    if m := re.match(r'all_model_checkpoint_paths: "(.*)"', line):
+                        listed.add(os.path.normpath(os.path.join(logdir, m.group(1))))
         last_ack = {}
         for when, prefix in self.saves:
             last_ack[prefix] = when
@@ -181,7 +189,9 @@ class Run:
             if len(newer) >= MAX_TO_KEEP and not os.path.exists(prefix + ".index"):
                 continue
             self.saves_checked += 1
-            if (why := unreadable(rill, prefix)) is not None:
+            if os.path.normpath(prefix) not in listed:
+                self.saves_lost.append(f"{prefix}: not listed in {state}")
+            elif (why := unreadable(rill, prefix)) is not None:
                 self.saves_lost.append(f"{prefix}: {why}")
         self.failures += [f"acknowledged save lost: {s}" for s in self.saves_lost]
 
