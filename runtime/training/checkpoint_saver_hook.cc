@@ -1,5 +1,7 @@
 #include "runtime/training/checkpoint_saver_hook.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <utility>
 
 #include "absl/memory/memory.h"
@@ -8,6 +10,7 @@
 #include "graph/proto/event.pb.h"
 #include "graph/status_macros.h"
 #include "kernels/io/posix_file.h"
+#include "runtime/training/checkpoint_state.h"
 #include "runtime/training/meta_graph.h"
 
 namespace rill {
@@ -73,8 +76,18 @@ absl::Status CheckpointSaverHook::AfterCreateSession(Session& session) {
     }
     graph_events_written_ = true;
   }
-  // The checkpoint of the state the session starts from.
-  RETURN_IF_ERROR(Save(session, step));
+  // The checkpoint of the state the session starts from, unless that is the
+  // newest checkpoint already: the session was restored from it. Saving it
+  // again would replace its files one by one, and a crash of the task that
+  // writes them (a ps killed right after a restart) would leave the index
+  // of one save beside the data of the other: the newest acknowledged
+  // checkpoint unreadable.
+  const std::optional<std::string> latest = LatestCheckpoint(options_.checkpoint_dir);
+  const std::string prefix = options_.saver->CheckpointPrefix(save_path_, step);
+  if (!latest.has_value() || std::filesystem::path(*latest).lexically_normal() !=
+                                 std::filesystem::path(prefix).lexically_normal()) {
+    RETURN_IF_ERROR(Save(session, step));
+  }
   timer_.UpdateLastTriggeredStep(step);
   return absl::OkStatus();
 }
@@ -106,10 +119,13 @@ absl::Status CheckpointSaverHook::End(Session& session) {
 }
 
 absl::Status CheckpointSaverHook::Save(Session& session, int64_t step) {
-  RETURN_IF_ERROR(
-      options_.saver
-          ->Save(session, save_path_, step, meta_graph_.has_value() ? &*meta_graph_ : nullptr)
-          .status());
+  ASSIGN_OR_RETURN(const std::string prefix,
+                   options_.saver->Save(session, save_path_, step,
+                                        meta_graph_.has_value() ? &*meta_graph_ : nullptr));
+  if (options_.log != nullptr) {
+    std::fprintf(options_.log, "CheckpointSaverHook: saved %s\n", prefix.c_str());
+    std::fflush(options_.log);
+  }
   if (options_.summary_writer == nullptr) return absl::OkStatus();
   SessionLog log;
   log.set_status(SessionLog::CHECKPOINT);

@@ -4,6 +4,7 @@
 #define RILL_RUNTIME_TRAINING_CHECKPOINT_SAVER_HOOK_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,12 +47,16 @@ struct CheckpointSaverHookOptions {
   // Optional; must outlive the hook. Gets the graph and meta graph events
   // once and a SessionLog CHECKPOINT after every save.
   SummaryWriter* summary_writer = nullptr;
+  // Where each save is acknowledged ("CheckpointSaverHook: saved PREFIX"),
+  // once the checkpoint state file lists it; nullptr: not logged.
+  std::FILE* log = stderr;
   HookClock clock = nullptr;  // Empty: absl::Now.
 };
 
 // Saves a checkpoint <checkpoint_dir>/<basename>-<global step> when a
-// session is created, then every save_secs or save_steps, and at End
-// unless the last step was saved already.
+// session is created (unless it is the newest checkpoint, the one the
+// session was restored from), then every save_secs or save_steps, and at
+// End unless the last step was saved already.
 // Thread safety: none of its own; called as SessionRunHook is.
 class CheckpointSaverHook final : public SessionRunHook {
  public:
@@ -60,7 +65,8 @@ class CheckpointSaverHook final : public SessionRunHook {
   static absl::StatusOr<std::unique_ptr<CheckpointSaverHook>> Create(
       CheckpointSaverHookOptions options);
 
-  // Writes graph.pbtxt and the graph events, then saves at the current step.
+  // Writes graph.pbtxt and the graph events, then saves at the current step
+  // unless the newest checkpoint is that step's.
   absl::Status AfterCreateSession(Session& session) override;
   std::vector<std::string> BeforeRun(SessionRunContext& context) override;
   // Saves when the timer fires for the global step after the step.

@@ -1,5 +1,7 @@
 #include "runtime/training/checkpoint_state.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
 #include "graph/status_macros.h"
@@ -13,6 +15,19 @@ namespace {
 std::string JoinPath(const std::string& dir, const std::string& path) {
   if (path.empty() || path.front() == '/') return path;
   return dir + "/" + path;
+}
+
+// A checkpoint path as the state file of a relative `dir` holds it: a
+// saver names checkpoints relative to the working directory
+// ("logs/model.ckpt-5"), and the file lists them relative to `dir`
+// ("model.ckpt-5"), which is how they are read back (JoinPath). With an
+// absolute `dir` paths are kept as given, as TensorFlow keeps them.
+std::string ForStateFile(const std::string& dir, const std::string& path) {
+  if (dir.empty() || dir.front() == '/' || path.empty() || path.front() == '/') return path;
+  const std::filesystem::path relative =
+      std::filesystem::path(path).lexically_normal().lexically_relative(
+          std::filesystem::path(dir).lexically_normal());
+  return relative.empty() ? path : relative.string();
 }
 
 }  // namespace
@@ -29,8 +44,7 @@ absl::StatusOr<std::optional<CheckpointState>> GetCheckpointState(
   CheckpointState state;
   RETURN_IF_ERROR(ParseTextProto(text, &state, path));
   if (state.model_checkpoint_path().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("'%s' names no model_checkpoint_path", path));
+    return absl::InvalidArgumentError(absl::StrFormat("'%s' names no model_checkpoint_path", path));
   }
   state.set_model_checkpoint_path(JoinPath(dir, state.model_checkpoint_path()));
   for (std::string& p : *state.mutable_all_model_checkpoint_paths()) p = JoinPath(dir, p);
@@ -42,8 +56,8 @@ absl::Status UpdateCheckpointState(const std::string& dir, const std::string& ne
                                    const std::string& latest_filename) {
   if (all_paths.empty() || all_paths.back() != newest) all_paths.push_back(newest);
   CheckpointState state;
-  state.set_model_checkpoint_path(newest);
-  for (std::string& p : all_paths) state.add_all_model_checkpoint_paths(std::move(p));
+  state.set_model_checkpoint_path(ForStateFile(dir, newest));
+  for (const std::string& p : all_paths) state.add_all_model_checkpoint_paths(ForStateFile(dir, p));
   std::string text;
   if (!google::protobuf::TextFormat::PrintToString(state, &text)) {
     return absl::InternalError("cannot print the checkpoint state");

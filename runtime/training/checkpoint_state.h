@@ -23,7 +23,11 @@ absl::StatusOr<std::optional<CheckpointState>> GetCheckpointState(
     const std::string& dir, const std::string& latest_filename = kCheckpointStateFile);
 
 // Writes the state file atomically. `all_paths` (oldest first) should end
-// with `newest`; it is appended when it does not.
+// with `newest`; it is appended when it does not. When `dir` is relative,
+// the relative paths (as a saver names them: relative to the working
+// directory, "logs/model.ckpt-5") are written relative to `dir`
+// ("model.ckpt-5"), as TensorFlow writes them, so that GetCheckpointState
+// finds them again.
 absl::Status UpdateCheckpointState(const std::string& dir, const std::string& newest,
                                    std::vector<std::string> all_paths,
                                    const std::string& latest_filename = kCheckpointStateFile);

@@ -200,11 +200,7 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
                                         std::optional<int64_t> global_step,
                                         const MetaGraphDef* meta_graph) {
   if (save_path.empty()) return absl::InvalidArgumentError("Saver: empty save path");
-  std::string prefix = save_path;
-  if (global_step.has_value()) {
-    prefix += options_.pad_step_number ? absl::StrFormat("-%08d", *global_step)
-                                       : absl::StrFormat("-%d", *global_step);
-  }
+  const std::string prefix = CheckpointPrefix(save_path, global_step);
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(
       session.Run({{def_.filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
@@ -224,6 +220,13 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
   for (const std::string& old : retired_) RETURN_IF_ERROR(DeleteCheckpoint(old));
   retired_.clear();
   return prefix;
+}
+
+std::string Saver::CheckpointPrefix(const std::string& save_path,
+                                    std::optional<int64_t> global_step) const {
+  if (!global_step.has_value()) return save_path;
+  return save_path + (options_.pad_step_number ? absl::StrFormat("-%08d", *global_step)
+                                               : absl::StrFormat("-%d", *global_step));
 }
 
 void Saver::RecordAndRetire(const std::string& prefix) {

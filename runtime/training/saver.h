@@ -64,8 +64,7 @@ class Saver {
   // A saver over a graph that already holds saver nodes (a .meta file's
   // SaverDef, or FindSaverDef's). Retention comes from `def`; of
   // `options`, only pad_step_number and latest_filename apply.
-  static std::unique_ptr<Saver> FromSaverDef(const SaverDef& def,
-                                             const SaverOptions& options = {});
+  static std::unique_ptr<Saver> FromSaverDef(const SaverDef& def, const SaverOptions& options = {});
 
   const SaverDef& saver_def() const { return def_; }
 
@@ -76,6 +75,9 @@ class Saver {
   absl::StatusOr<std::string> Save(Session& session, const std::string& save_path,
                                    std::optional<int64_t> global_step = std::nullopt,
                                    const MetaGraphDef* meta_graph = nullptr);
+  // The prefix Save writes for `save_path` and `global_step`.
+  std::string CheckpointPrefix(const std::string& save_path,
+                               std::optional<int64_t> global_step) const;
   // Restores every variable of the saver from `prefix`. NOT_FOUND when no
   // checkpoint is there.
   absl::Status Restore(Session& session, const std::string& prefix);

@@ -1,5 +1,6 @@
 #include "runtime/training/session_manager.h"
 
+#include <cstdio>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -33,9 +34,9 @@ absl::StatusOr<std::optional<std::string>> SessionManager::ModelNotReady(
   // TensorFlow also takes an int32 result as ready (a legacy form).
   if (names.NumElements() == 0 || names.dtype() == DT_INT32) return std::nullopt;
   if (names.dtype() != DT_STRING) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ready op '%s' gives %s, want the names of variables (string)", ready_op,
-        DataTypeString(names.dtype())));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ready op '%s' gives %s, want the names of variables (string)", ready_op,
+                        DataTypeString(names.dtype())));
   }
   std::vector<std::string> list(names.data<std::string>(),
                                 names.data<std::string>() + names.NumElements());
@@ -53,8 +54,7 @@ absl::StatusOr<std::optional<std::string>> SessionManager::TryLocalInit(Session&
 
 absl::StatusOr<std::unique_ptr<Session>> SessionManager::PrepareSession(
     const std::string& checkpoint_dir, bool* restored) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session,
-                   NewSession(options_.session_options, graph_));
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options_.session_options, graph_));
   bool did_restore = false;
   if (scaffold_.saver != nullptr && !checkpoint_dir.empty()) {
     if (std::optional<std::string> latest = LatestCheckpoint(checkpoint_dir)) {
@@ -65,6 +65,10 @@ absl::StatusOr<std::unique_ptr<Session>> SessionManager::PrepareSession(
                                                  state->all_model_checkpoint_paths().end()});
       }
       did_restore = true;
+      if (options_.log != nullptr) {
+        std::fprintf(options_.log, "SessionManager: restored %s\n", latest->c_str());
+        std::fflush(options_.log);
+      }
     }
   }
   if (!did_restore) {
@@ -78,14 +82,13 @@ absl::StatusOr<std::unique_ptr<Session>> SessionManager::PrepareSession(
   }
   ASSIGN_OR_RETURN(std::optional<std::string> local, TryLocalInit(*session));
   if (local.has_value()) {
-    return absl::FailedPreconditionError("Init operations did not make model ready for local_init: " +
-                                         *local);
+    return absl::FailedPreconditionError(
+        "Init operations did not make model ready for local_init: " + *local);
   }
   ASSIGN_OR_RETURN(std::optional<std::string> not_ready,
                    ModelNotReady(*session, scaffold_.ready_op));
   if (not_ready.has_value()) {
-    return absl::FailedPreconditionError("Init operations did not make model ready: " +
-                                         *not_ready);
+    return absl::FailedPreconditionError("Init operations did not make model ready: " + *not_ready);
   }
   if (restored != nullptr) *restored = did_restore;
   return session;
@@ -95,8 +98,7 @@ absl::StatusOr<std::unique_ptr<Session>> SessionManager::WaitForSession(absl::Du
   const absl::Time deadline = absl::Now() + max_wait;
   while (true) {
     if (cancelled_.HasBeenNotified()) return absl::CancelledError("waiting for the session");
-    absl::StatusOr<std::unique_ptr<Session>> session =
-        NewSession(options_.session_options, graph_);
+    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options_.session_options, graph_);
     std::string why;
     if (session.ok()) {
       absl::StatusOr<std::optional<std::string>> local = TryLocalInit(**session);
@@ -113,9 +115,9 @@ absl::StatusOr<std::unique_ptr<Session>> SessionManager::WaitForSession(absl::Du
     }
     const absl::Duration left = deadline - absl::Now();
     if (left < options_.recovery_wait) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "Session was not ready after waiting %d secs. (%s)",
-          absl::ToInt64Seconds(max_wait), why));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("Session was not ready after waiting %d secs. (%s)",
+                          absl::ToInt64Seconds(max_wait), why));
     }
     // Readiness lives on other tasks, so it is polled; Cancel ends the wait.
     cancelled_.WaitForNotificationWithTimeout(options_.recovery_wait);

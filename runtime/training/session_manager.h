@@ -5,6 +5,7 @@
 #ifndef RILL_RUNTIME_TRAINING_SESSION_MANAGER_H_
 #define RILL_RUNTIME_TRAINING_SESSION_MANAGER_H_
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,13 +23,13 @@ namespace rill {
 // The ops a supervised session runs, by name, so that a graph read from a
 // file works as well as one built in C++. An empty name means none.
 struct Scaffold {
-  std::string init_op;                 // Run when nothing was restored.
-  std::string ready_op;                // 1-D string: uninitialized variables' names.
-  std::string ready_for_local_init_op; // Must pass before local_init_op runs.
-  std::string local_init_op;           // Run in every new session.
-  std::string summary_op;              // A serialized Summary (for hooks).
-  std::string global_step;             // "global_step:0" (for hooks).
-  std::shared_ptr<Saver> saver;        // Restores the chief's checkpoints.
+  std::string init_op;                  // Run when nothing was restored.
+  std::string ready_op;                 // 1-D string: uninitialized variables' names.
+  std::string ready_for_local_init_op;  // Must pass before local_init_op runs.
+  std::string local_init_op;            // Run in every new session.
+  std::string summary_op;               // A serialized Summary (for hooks).
+  std::string global_step;              // "global_step:0" (for hooks).
+  std::shared_ptr<Saver> saver;         // Restores the chief's checkpoints.
 };
 
 struct SessionManagerOptions {
@@ -37,6 +38,9 @@ struct SessionManagerOptions {
   // How long a waiting worker (or a chief waiting for a checkpoint) sleeps
   // between attempts.
   absl::Duration recovery_wait = absl::Seconds(30);
+  // Where the chief says which checkpoint it restored ("SessionManager:
+  // restored PREFIX"); nullptr: not logged.
+  std::FILE* log = stderr;
 };
 
 // Thread safety: the methods may be called from several threads; Cancel

@@ -3,6 +3,8 @@
 // and its summary. Time comes from a fake clock, so no test sleeps.
 #include "runtime/training/basic_session_run_hooks.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -402,6 +404,68 @@ TEST(CheckpointSaverHook, EndDoesNotSaveAStepThatWasSaved) {
   EXPECT_THAT(DescribeAll(ReadEvents(*writer)),
               ElementsAre("step 0 CHECKPOINT " + dir + "/model.ckpt",
                           "step 2 CHECKPOINT " + dir + "/model.ckpt"));
+}
+
+// Each save is acknowledged on the log once the checkpoint state names it.
+TEST(CheckpointSaverHook, AcknowledgesEverySaveOnItsLog) {
+  Model model;
+  const std::string dir = MakeTempDir();
+  LogFile log;
+  std::unique_ptr<Session> session = model.Start();
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointSaverHook> hook,
+      CheckpointSaverHook::Create(
+          {.checkpoint_dir = dir, .save_steps = 2, .saver = model.saver.get(), .log = log.get()}));
+  ASSERT_OK(BeginAndCreate(*session, {hook.get()}));
+  for (int i = 0; i < 3; ++i) ASSERT_THAT(RunStep(*session, {hook.get()}), IsOkAndHolds(false));
+  ASSERT_OK(hook->End(*session));
+  const std::string saved = "CheckpointSaverHook: saved " + dir + "/model.ckpt-";
+  EXPECT_EQ(log.Contents(), saved + "0\n" + saved + "2\n" + saved + "3\n");
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_ino;
+}
+
+// A chief whose session was restored from the newest checkpoint does not
+// write that checkpoint again: its files stay the ones acknowledged (a
+// rewrite replaces them one by one, and a crash in between would leave the
+// index and the data of two saves). The timer counts from the restored step.
+TEST(CheckpointSaverHook, DoesNotRewriteTheCheckpointItsSessionWasRestoredFrom) {
+  Model model;
+  const std::string dir = MakeTempDir();
+  std::unique_ptr<Session> first = model.Start();
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointSaverHook> hook,
+      CheckpointSaverHook::Create(
+          {.checkpoint_dir = dir, .save_steps = 2, .saver = model.saver.get(), .log = nullptr}));
+  ASSERT_OK(BeginAndCreate(*first, {hook.get()}));
+  for (int i = 0; i < 2; ++i) ASSERT_THAT(RunStep(*first, {hook.get()}), IsOkAndHolds(false));
+  ASSERT_EQ(LatestCheckpoint(dir), dir + "/model.ckpt-2");
+  const std::string index = dir + "/model.ckpt-2.index";
+  const std::string data = dir + "/model.ckpt-2.data-00000-of-00001";
+  const ino_t index_inode = Inode(index);
+  const ino_t data_inode = Inode(data);
+
+  // A restarted chief: a new session restored from the newest checkpoint.
+  std::unique_ptr<Session> second = model.Start();
+  ASSERT_OK(model.saver->Restore(*second, dir + "/model.ckpt-2"));
+  LogFile log;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<CheckpointSaverHook> restarted,
+      CheckpointSaverHook::Create(
+          {.checkpoint_dir = dir, .save_steps = 2, .saver = model.saver.get(), .log = log.get()}));
+  ASSERT_OK(BeginAndCreate(*second, {restarted.get()}));
+  EXPECT_EQ(log.Contents(), "");
+  EXPECT_EQ(Inode(index), index_inode);
+  EXPECT_EQ(Inode(data), data_inode);
+  EXPECT_EQ(LatestCheckpoint(dir), dir + "/model.ckpt-2");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_THAT(RunStep(*second, {restarted.get()}), IsOkAndHolds(false));
+  }
+  EXPECT_EQ(log.Contents(), "CheckpointSaverHook: saved " + dir + "/model.ckpt-4\n");
 }
 
 TEST(CheckpointSaverHook, SavesEverySecondsByItsClock) {

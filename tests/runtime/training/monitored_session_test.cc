@@ -80,10 +80,30 @@ TEST(SessionManagerTest, ChiefInitializesThenRestoresTheNewestCheckpoint) {
   EXPECT_THAT(model.scaffold.saver->last_checkpoints(), ElementsAre(dir + "/model.ckpt-1"));
 }
 
+// The chief names the checkpoint it restored, and says nothing when it
+// initialized: how a log shows what a restart went back to.
+TEST(SessionManagerTest, ChiefLogsTheCheckpointItRestored) {
+  Model model;
+  const std::string dir = ::rill::testing::MakeTempDir();
+  const std::string log_path = ::rill::testing::MakeTempDir() + "/log";
+  std::FILE* log = std::fopen(log_path.c_str(), "w");
+  ASSERT_NE(log, nullptr);
+  SessionManagerOptions options;
+  options.log = log;
+  SessionManager manager(model.graph, model.scaffold, options);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> first, manager.PrepareSession(dir));
+  EXPECT_EQ(::rill::testing::ReadFileOrDie(log_path), "");
+  ASSERT_OK(first->Run({}, {}, {"train"}));
+  ASSERT_OK(model.scaffold.saver->Save(*first, dir + "/model.ckpt", 1).status());
+  ASSERT_OK(manager.PrepareSession(dir).status());
+  std::fclose(log);
+  EXPECT_EQ(::rill::testing::ReadFileOrDie(log_path),
+            "SessionManager: restored " + dir + "/model.ckpt-1\n");
+}
+
 TEST(SessionManagerTest, ReadinessNamesTheUninitializedVariables) {
   Model model;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
-                       NewSession(SessionOptions(), model.graph));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), model.graph));
   const std::shared_ptr<SessionManager> manager = model.Manager();
   EXPECT_THAT(manager->ModelNotReady(*session, model.scaffold.ready_op),
               ::rill::testing::IsOkAndHolds(
@@ -107,9 +127,8 @@ TEST(SessionManagerTest, WorkerWaitsUntilTheChiefInitializes) {
                        Server::CreateLocalCluster({{"worker", 2}, {"ps", 1}}));
   Model model("/job:ps/task:0");
   absl::StatusOr<std::unique_ptr<Session>> waited;
-  std::thread worker([&] {
-    waited = model.Manager(cluster[1]->target())->WaitForSession(absl::Seconds(60));
-  });
+  std::thread worker(
+      [&] { waited = model.Manager(cluster[1]->target())->WaitForSession(absl::Seconds(60)); });
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> chief,
                        model.Manager(cluster[0]->target())->PrepareSession(""));
   worker.join();
@@ -219,10 +238,10 @@ TEST(MonitoredSessionTest, RecoversFromUnavailableByRestoringTheLastCheckpoint) 
   options.log = log;
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<MonitoredSession> session,
-      MonitoredSession::Create(std::make_unique<FlakyCreator>(
-                                   model.Manager(), dir, &failures,
-                                   absl::UnavailableError("task /job:ps/task:0 is gone")),
-                               {}, options));
+      MonitoredSession::Create(
+          std::make_unique<FlakyCreator>(model.Manager(), dir, &failures,
+                                         absl::UnavailableError("task /job:ps/task:0 is gone")),
+          {}, options));
   ASSERT_OK(session->Run({}, {}, {"train"}));  // w = 2
   ASSERT_OK(model.scaffold.saver->Save(*session->raw_session(), dir + "/model.ckpt", 1).status());
   ASSERT_OK(session->Run({}, {}, {"train"}));  // w = 3, not saved

@@ -152,6 +152,33 @@ TEST(SaverTest, KeepsTheNewestCheckpointsAndListsThem) {
   EXPECT_EQ(LatestCheckpoint(dir), dir + "/model.ckpt-40");
 }
 
+// A save directory given relative to the working directory, as a training
+// script's --logdir often is: the state file lists the checkpoints
+// relative to it, as TensorFlow writes them, so that the newest one is
+// found again (before, every restart found none and started over).
+TEST(SaverTest, CheckpointsInARelativeDirectoryAreFoundAgain) {
+  SaverOptions options;
+  options.max_to_keep = 2;
+  Model model(options);
+  std::unique_ptr<Session> session = model.NewSessionOn();
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(::rill::testing::MakeTempDir());
+  for (int step = 1; step <= 3; ++step) {
+    ASSERT_OK(model.saver->Save(*session, "logs/model.ckpt", step).status());
+  }
+  const std::string state = ::rill::testing::ReadFileOrDie("logs/checkpoint");
+  const std::optional<std::string> latest = LatestCheckpoint("logs");
+  const std::optional<std::string> latest_dot = LatestCheckpoint("./logs");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(state,
+            "model_checkpoint_path: \"model.ckpt-3\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-2\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-3\"\n");
+  EXPECT_EQ(latest, "logs/model.ckpt-3");
+  EXPECT_EQ(latest_dot, "./logs/model.ckpt-3");
+}
+
 // Variables on two ps tasks of an in-process cluster: each task writes
 // its own shard from its CPU, and MergeV2Checkpoints joins them.
 TEST(SaverTest, ShardedSaveWritesOneShardPerTaskAndMerges) {
@@ -162,17 +189,15 @@ TEST(SaverTest, ShardedSaveWritesOneShardPerTaskAndMerges) {
   for (const NodeDef& node : model.graph.node()) {
     if (node.op() == "SaveV2") shard_devices.push_back(node.device());
   }
-  EXPECT_THAT(shard_devices,
-              ::testing::UnorderedElementsAre("/job:ps/task:0/device:CPU:0",
-                                              "/job:ps/task:1/device:CPU:0"));
+  EXPECT_THAT(shard_devices, ::testing::UnorderedElementsAre("/job:ps/task:0/device:CPU:0",
+                                                             "/job:ps/task:1/device:CPU:0"));
   EXPECT_EQ(model.saver->saver_def().save_tensor_name(), "save/Identity:0");
 
   ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
                        Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
   SessionOptions session_options;
   session_options.target = servers[0]->target();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session,
-                       NewSession(session_options, model.graph));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(session_options, model.graph));
   ASSERT_OK(session->Run({}, {}, {"init"}));
   const std::string dir = ::rill::testing::MakeTempDir();
   ASSERT_OK_AND_ASSIGN(std::string prefix, model.saver->Save(*session, dir + "/model.ckpt", 1));
