@@ -44,6 +44,10 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ meson setup "$build" -Dcuda=disabled -Dfuzz=true \
     -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
+if ! grep -q -- '-fsanitize=fuzzer' "$build/build.ninja"; then
+  echo "fuzz: $build was configured without -Dfuzz=true; remove it or set FUZZ_BUILD_DIR" >&2
+  exit 2
+fi
 build_start=$(date +%s)
 ninja -C "$build" $(for t in "${targets[@]}"; do echo "tests/fuzz/${t}_fuzzer"; done)
 echo "fuzz: build took $(( $(date +%s) - build_start )) s"

@@ -100,11 +100,12 @@ absl::StatusOr<Tensor> BundleReader::ReadStored(std::string_view key,
   ASSIGN_OR_RETURN(const RandomAccessFile* file, DataFile(entry.shard_id(), key));
   const std::string where = absl::StrFormat("'%s' (listed in '%s'), tensor '%s'", file->path(),
                                             index_->path(), Printable(key));
-  if (entry.offset() < 0 || entry.size() < 0 ||
-      static_cast<uint64_t>(entry.offset()) + static_cast<uint64_t>(entry.size()) > file->size()) {
+  // Summed unsigned: two offsets under 2^63 may add up past it.
+  const uint64_t end = static_cast<uint64_t>(entry.offset()) + static_cast<uint64_t>(entry.size());
+  if (entry.offset() < 0 || entry.size() < 0 || end > file->size()) {
     return absl::DataLossError(absl::StrFormat(
         "%s: bytes [%d, %d) lie past the end of the file (%d bytes): short read", where,
-        entry.offset(), entry.offset() + entry.size(), file->size()));
+        entry.offset(), end, file->size()));
   }
   // The shape is checked against the entry's size before it is allocated:
   // an index entry of a few bytes may claim any shape.

@@ -237,6 +237,12 @@ TEST(BundleTest, AShapeTheEntrysBytesCannotHoldIsRefusedBeforeAllocation) {
     ASSERT_THAT(file, IsOk());
     TableWriter table(file->get());
     ASSERT_THAT(table.Add(kHeaderKey, MakeBundleHeader(1).SerializeAsString()), IsOk());
+    // Bytes that end past 2^63 (as signed integers, their end overflowed).
+    BundleEntryProto far;
+    far.set_dtype(DT_FLOAT);
+    far.set_offset(std::numeric_limits<int64_t>::max());
+    far.set_size(4);
+    ASSERT_THAT(table.Add("far", far.SerializeAsString()), IsOk());
     for (const auto& [key, dtype] :
          {std::pair{"floats", DT_FLOAT}, std::pair{"strings", DT_STRING}}) {
       BundleEntryProto entry;
@@ -250,6 +256,9 @@ TEST(BundleTest, AShapeTheEntrysBytesCannotHoldIsRefusedBeforeAllocation) {
   }
   absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix);
   ASSERT_THAT(reader, IsOk());
+  EXPECT_THAT((*reader)->Read("far"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("bytes [9223372036854775807, 9223372036854775811) lie past")));
   EXPECT_THAT(
       (*reader)->Read("floats"),
       StatusIs(absl::StatusCode::kDataLoss,
