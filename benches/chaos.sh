@@ -103,10 +103,11 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))'
 
 # The tasks of the run in progress, by name (ps, worker0, worker1).
 declare -A pid
-# Interrupted: no task of ours is left behind.
+# Interrupted: no task of ours is left behind. Only jobs this shell still
+# runs are killed: a task that ended may have left its id to another process.
 cleanup() {
   local p
-  for p in "${pid[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for p in $(jobs -pr); do kill -KILL "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
