@@ -4,8 +4,9 @@
 // and a raw ROUTER that answers every message with one frame (empty for a
 // payload over 64 bytes, else the payload). Both sides keep one message in
 // flight: send, wait for the reply, repeat; both send without copying.
-// A second RpcServer speaks CURVE (authenticated and encrypted), to put
-// its cost beside plain tcp.
+// A second RpcServer and a second raw ROUTER speak CURVE (authenticated
+// and encrypted), to put its cost beside plain tcp, and rill's CURVE
+// beside ZeroMQ's own.
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -36,23 +37,27 @@ struct Endpoints {
   int curve_port = 0;
   std::string raw_tcp;
   std::string raw_ipc;
+  std::string raw_curve;
 };
 
-void RunRawRouter(zmq::socket_t& router, int parent_fd) {
-  zmq_pollitem_t items[2] = {{router.handle(), 0, ZMQ_POLLIN, 0},
-                             {nullptr, parent_fd, ZMQ_POLLIN, 0}};
+void AnswerRaw(zmq::socket_t& router) {
   std::vector<zmq::message_t> frames;
+  if (!zmq::recv_multipart(router, std::back_inserter(frames), zmq::recv_flags::dontwait)) return;
+  zmq::message_t reply = frames.size() == 2 && frames[1].size() <= kEchoLimit ? std::move(frames[1])
+                                                                              : zmq::message_t();
+  router.send(frames[0], zmq::send_flags::sndmore);
+  router.send(reply, zmq::send_flags::none);
+}
+
+void RunRawRouters(zmq::socket_t& plain, zmq::socket_t& curve, int parent_fd) {
+  zmq_pollitem_t items[3] = {{plain.handle(), 0, ZMQ_POLLIN, 0},
+                             {curve.handle(), 0, ZMQ_POLLIN, 0},
+                             {nullptr, parent_fd, ZMQ_POLLIN, 0}};
   for (;;) {
-    zmq_poll(items, 2, -1);
-    if (items[1].revents != 0) return;  // The parent closed its end.
-    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
-    frames.clear();
-    if (!zmq::recv_multipart(router, std::back_inserter(frames))) continue;
-    zmq::message_t reply = frames.size() == 2 && frames[1].size() <= kEchoLimit
-                               ? std::move(frames[1])
-                               : zmq::message_t();
-    router.send(frames[0], zmq::send_flags::sndmore);
-    router.send(reply, zmq::send_flags::none);
+    zmq_poll(items, 3, -1);
+    if (items[2].revents != 0) return;  // The parent closed its end.
+    if (items[0].revents & ZMQ_POLLIN) AnswerRaw(plain);
+    if (items[1].revents & ZMQ_POLLIN) AnswerRaw(curve);
   }
 }
 
@@ -103,14 +108,25 @@ std::unique_ptr<RpcServer> StartBenchServer(std::shared_ptr<const CurveKeys> cur
   const std::string raw_tcp = router.get(zmq::sockopt::last_endpoint);
   const std::string raw_ipc = "ipc:///tmp/rill-transport-bench-" + std::to_string(getpid());
   router.bind(raw_ipc);
+  // No authenticator in this context: ZeroMQ lets every CURVE client in.
+  zmq::socket_t curve_router(context, zmq::socket_type::router);
+  curve_router.set(zmq::sockopt::linger, 0);
+  std::string raw_curve = "none";
+  if (BenchKeys() != nullptr) {
+    curve_router.set(zmq::sockopt::curve_server, 1);
+    curve_router.set(zmq::sockopt::curve_secretkey, BenchKeys()->secret_key);
+    curve_router.bind("tcp://127.0.0.1:0");
+    raw_curve = curve_router.get(zmq::sockopt::last_endpoint);
+  }
   const std::string line = std::to_string(server->port()) + " " +
                            std::to_string(curve_server != nullptr ? curve_server->port() : 0) +
-                           " " + raw_tcp + " " + raw_ipc;
+                           " " + raw_tcp + " " + raw_ipc + " " + raw_curve;
   if (write(to_parent, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
     std::_Exit(1);
   }
   close(to_parent);
-  RunRawRouter(router, from_parent);
+  RunRawRouters(router, curve_router, from_parent);
+  curve_router.close();
   router.close();
   unlink(raw_ipc.substr(6).c_str());
   curve_server.reset();
@@ -183,10 +199,16 @@ void TensorTransfer(benchmark::State& state, bool prefer_ipc, bool curve = false
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-void RawTransfer(benchmark::State& state, const std::string& endpoint) {
+void RawTransfer(benchmark::State& state, const std::string& endpoint, bool curve = false) {
+  if (curve && BenchKeys() == nullptr) return state.SkipWithError("no CURVE in this libzmq");
   zmq::context_t context;
   zmq::socket_t dealer(context, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
+  if (curve) {
+    dealer.set(zmq::sockopt::curve_serverkey, BenchKeys()->public_key);
+    dealer.set(zmq::sockopt::curve_publickey, BenchKeys()->public_key);
+    dealer.set(zmq::sockopt::curve_secretkey, BenchKeys()->secret_key);
+  }
   dealer.connect(endpoint);
   const size_t bytes = static_cast<size_t>(state.range(0));
   std::vector<char> payload(bytes, 1);
@@ -206,6 +228,9 @@ void BM_RawZmqTransfer(benchmark::State& state) { RawTransfer(state, endpoints->
 void BM_TensorTransferIpc(benchmark::State& state) { TensorTransfer(state, true); }
 void BM_TensorTransferCurve(benchmark::State& state) { TensorTransfer(state, false, true); }
 void BM_RawZmqTransferIpc(benchmark::State& state) { RawTransfer(state, endpoints->raw_ipc); }
+void BM_RawZmqTransferCurve(benchmark::State& state) {
+  RawTransfer(state, endpoints->raw_curve, true);
+}
 
 void SmallRpcRoundTrip(benchmark::State& state, bool curve) {
   if (curve && endpoints->curve_port == 0) return state.SkipWithError("no CURVE in this libzmq");
@@ -256,6 +281,7 @@ BENCHMARK(BM_RawZmqTransfer)
 BENCHMARK(BM_TensorTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_RawZmqTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_TensorTransferCurve)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
+BENCHMARK(BM_RawZmqTransferCurve)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_SmallRpcRoundTrip)->UseRealTime();
 BENCHMARK(BM_SmallRpcRoundTripCurve)->UseRealTime();
 BENCHMARK(BM_RawZmqRoundTrip)->UseRealTime();
@@ -285,13 +311,15 @@ int main(int argc, char** argv) {
   rill::Endpoints endpoints;
   char raw_tcp[256] = {};
   char raw_ipc[256] = {};
-  if (std::sscanf(line.c_str(), "%d %d %255s %255s", &endpoints.rpc_port, &endpoints.curve_port,
-                  raw_tcp, raw_ipc) != 4) {
+  char raw_curve[256] = {};
+  if (std::sscanf(line.c_str(), "%d %d %255s %255s %255s", &endpoints.rpc_port,
+                  &endpoints.curve_port, raw_tcp, raw_ipc, raw_curve) != 5) {
     std::fprintf(stderr, "transport_bench: the child did not start\n");
     return 1;
   }
   endpoints.raw_tcp = raw_tcp;
   endpoints.raw_ipc = raw_ipc;
+  endpoints.raw_curve = raw_curve;
   rill::endpoints = &endpoints;
   rill::child_pid = child;
 
