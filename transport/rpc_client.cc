@@ -7,7 +7,8 @@
 // may block or call again (or on the I/O thread, with inline_callbacks).
 // CallSync, once the path is settled, sends and waits on a DEALER of its
 // own (rpc_sync_sockets.h); the calls in flight are kept in a CallTable
-// (rpc_client_calls.h).
+// (rpc_client_calls.h). A server that refuses this client's handshake
+// fails its calls at once with the reason (handshake_monitor.h).
 #include <poll.h>
 #include <zmq.h>
 
@@ -23,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
+#include "transport/handshake_monitor.h"
 #include "transport/rpc.h"
 #include "transport/rpc_client_calls.h"
 #include "transport/rpc_internal.h"
@@ -63,6 +65,8 @@ class RpcClient::Impl {
     RETURN_IF_ERROR(rpc_internal::CheckHostPort(options_.address, "peer address"));
     ASSIGN_OR_RETURN(wakeup_, Wakeup::Create());
     rpc_internal::ConfigureClientSocket(tcp_, options_);
+    ASSIGN_OR_RETURN(handshakes_, rpc_internal::HandshakeMonitor::Start(
+                                      context_, tcp_, options_.address, options_.curve != nullptr));
     try {
       tcp_.connect("tcp://" + options_.address);
     } catch (const zmq::error_t& e) {
@@ -95,8 +99,9 @@ class RpcClient::Impl {
 
   absl::StatusOr<RpcMessage> CallSync(const std::string& method, RpcMessage request,
                                       absl::Time deadline) {
-    // Until the peer's _hello settles the path, calls keep the I/O
-    // thread's order (the hello first).
+    // Until the first handshake succeeds and the peer's _hello settles the
+    // path, calls keep the I/O thread's order (the hello first), which
+    // also fails them if the server refuses this client.
     if (path_settled_.load(std::memory_order_acquire)) {
       if (std::optional<absl::StatusOr<RpcMessage>> reply =
               sync_.TryCall(method, request, deadline)) {
@@ -217,11 +222,7 @@ class RpcClient::Impl {
   void IoLoop() {
     {
       absl::MutexLock lock(&io_mu_);
-      if (options_.prefer_ipc) {
-        hello_id_ = SendControl("_hello");
-      } else {
-        path_settled_.store(true, std::memory_order_release);
-      }
+      if (options_.prefer_ipc) hello_id_ = SendControl("_hello");
     }
     {
       absl::MutexLock lock(&mu_);
@@ -230,19 +231,21 @@ class RpcClient::Impl {
     std::vector<Outgoing> taken;
     bool more = false;  // A socket may hold more than one batch.
     for (;;) {
-      pollfd fds[3] = {{wakeup_->fd(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
+      pollfd fds[4] = {
+          {wakeup_->fd(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
       int timeout = 0;
       {
         absl::MutexLock lock(&io_mu_);
         fds[1].fd = tcp_.get(zmq::sockopt::fd);
         if (ipc_.has_value()) fds[2].fd = ipc_->get(zmq::sockopt::fd);
+        fds[3].fd = handshakes_->fd();
         const absl::Time now = absl::Now();
         const absl::Time next = more ? now : NextWake(now);
         timeout = static_cast<int>(
             std::ceil(std::clamp(absl::ToDoubleMilliseconds(next - now), 0.0, 1e9)));
         planned_wake_ = now + absl::Milliseconds(timeout);
       }
-      poll(fds, 3, timeout);
+      poll(fds, 4, timeout);
       bool stopping = false;
       {
         absl::MutexLock lock(&io_mu_);
@@ -274,6 +277,7 @@ class RpcClient::Impl {
         if (!stopping) {
           // Every turn, not only when a descriptor fired: a caller's send
           // may have taken in a reply's notification.
+          if (handshakes_->Read()) OnHandshake();
           more = ReceiveAll(tcp_);
           if (ipc_.has_value()) more = ReceiveAll(*ipc_) || more;
           const absl::Time now = absl::Now();
@@ -314,6 +318,9 @@ class RpcClient::Impl {
   void Send(Outgoing call) {
     const bool large = rpc_internal::IsLarge(call);
     const absl::Time now = absl::Now();
+    if (!handshakes_->refusal().ok()) {
+      return Complete(std::move(call.finish), {Refused(call.method), {}, {}});
+    }
     if (now >= call.deadline) {
       return Complete(std::move(call.finish),
                       {DeadlineExceeded(call.method, now, call.deadline), {}, {}});
@@ -370,13 +377,38 @@ class RpcClient::Impl {
     return i == kReceiveBatch;
   }
 
+  // A refusal fails every call, held or in flight: the server drops them
+  // unread. A success settles the path unless a _hello is still out.
+  void OnHandshake() {
+    if (!handshakes_->refusal().ok()) {
+      path_settled_.store(false, std::memory_order_release);
+      for (Outgoing& call : calls_.TakeAllHeld()) {
+        Complete(std::move(call.finish), {Refused(call.method), {}, {}});
+      }
+      for (Pending& call : calls_.TakeAll()) {
+        Complete(std::move(call.finish), {Refused(call.method), {}, {}});
+      }
+    } else if (handshakes_->succeeded() && hello_id_ == 0) {
+      path_settled_.store(true, std::memory_order_release);
+    }
+  }
+
+  absl::Status Refused(const std::string& method) const {
+    const absl::Status& refusal = handshakes_->refusal();
+    return absl::Status(refusal.code(), absl::StrFormat("call %s: %s", method, refusal.message()));
+  }
+
   void OnHello(const RpcHeader& header) {
     hello_id_ = 0;
-    // Settled either way, but only after using_ipc_ when it switches.
+    // Settled either way once the handshake succeeded, but only after
+    // using_ipc_ when it switches.
     struct Settle {
       std::atomic<bool>* settled;
-      ~Settle() { settled->store(true, std::memory_order_release); }
-    } settle{&path_settled_};
+      bool handshake_succeeded;
+      ~Settle() {
+        if (handshake_succeeded) settled->store(true, std::memory_order_release);
+      }
+    } settle{&path_settled_, handshakes_->succeeded()};
     HelloReply hello;
     if (!rpc_internal::StatusFromReply(header).ok() || !hello.ParseFromString(header.body()) ||
         hello.host_id() != local_host_id_ || hello.ipc_endpoint().empty()) {
@@ -460,6 +492,7 @@ class RpcClient::Impl {
   zmq::context_t context_;
   zmq::socket_t tcp_ ABSL_GUARDED_BY(io_mu_);
   std::optional<zmq::socket_t> ipc_ ABSL_GUARDED_BY(io_mu_);
+  std::unique_ptr<rpc_internal::HandshakeMonitor> handshakes_ ABSL_GUARDED_BY(io_mu_);  // tcp_'s.
   uint64_t last_id_ ABSL_GUARDED_BY(io_mu_) = 0;
   uint64_t hello_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no hello outstanding.
   CallTable calls_ ABSL_GUARDED_BY(io_mu_);

@@ -96,7 +96,7 @@ TEST_F(RillRunCluster, ACurveClusterServesOnlyItsKeyHolders) {
   keyless.insert(keyless.end(), {"--target", cluster.Target("worker", 0)});
   const BoundedRun refused = testing::RunRill(keyless);
   EXPECT_EQ(refused.exit.code, 1) << refused.out;
-  EXPECT_THAT(refused.err, HasSubstr("stopped answering"));
+  EXPECT_THAT(refused.err, HasSubstr("accepts only CURVE clients and this client has no keys"));
 }
 
 // w starts random (an unseeded RandomUniform); fed a fixed start, the

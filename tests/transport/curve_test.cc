@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "tests/test_util.h"
@@ -247,23 +248,67 @@ TEST_F(Curve, AClientOfTheClusterGetsIn) {
   EXPECT_OK(CallEcho(server->port(), Keys(Dir("client")), Marked(), absl::Seconds(20)).status());
 }
 
-TEST_F(Curve, StrangersAreRefused) {
+// Each refusal comes with its reason at once: the heartbeat (20 s here)
+// would only say that the server stopped answering.
+TEST_F(Curve, StrangersAreRefusedAndToldWhy) {
   ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
   ASSERT_OK(WriteCurveKeys(Dir("stranger"), "").status());
   std::unique_ptr<RpcServer> server = StartServer(Keys(Dir("cluster")));
   ASSERT_NE(server, nullptr);
-  // No keys at all, and a key pair the cluster never authorized (which
-  // also does not know the cluster's public key).
-  EXPECT_FALSE(CallEcho(server->port(), nullptr, Marked(), absl::Seconds(1)).ok());
-  EXPECT_FALSE(CallEcho(server->port(), Keys(Dir("stranger")), Marked(), absl::Seconds(1)).ok());
+  const absl::Duration patience = absl::Seconds(20);
+  EXPECT_THAT(CallEcho(server->port(), nullptr, Marked(), patience).status(),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       HasSubstr("accepts only CURVE clients and this client has no keys")));
+  // A key pair the cluster never authorized, which does not know the
+  // cluster's public key either.
+  EXPECT_THAT(CallEcho(server->port(), Keys(Dir("stranger")), Marked(), patience).status(),
+              StatusIs(absl::StatusCode::kUnauthenticated,
+                       HasSubstr("closed the connection during the CURVE handshake")));
   // A stranger holding the cluster's public key is still refused.
   ASSERT_OK_AND_ASSIGN(CurveKeys forged, LoadCurveKeys(Dir("stranger")));
   forged.server_public_key = Keys(Dir("cluster"))->public_key;
-  EXPECT_FALSE(CallEcho(server->port(), std::make_shared<const CurveKeys>(forged), Marked(),
-                        absl::Seconds(1))
-                   .ok());
+  EXPECT_THAT(
+      CallEcho(server->port(), std::make_shared<const CurveKeys>(forged), Marked(), patience)
+          .status(),
+      StatusIs(absl::StatusCode::kUnauthenticated,
+               HasSubstr("its CURVE public key is not in the server's authorized_keys")));
   // The server stays up for its members.
-  EXPECT_OK(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), absl::Seconds(20)).status());
+  EXPECT_OK(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), patience).status());
+}
+
+TEST_F(Curve, AClientWithKeysIsToldThatAServerWithoutThemDoesNotUseCurve) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  std::unique_ptr<RpcServer> server = StartServer(nullptr);
+  ASSERT_NE(server, nullptr);
+  EXPECT_THAT(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), absl::Seconds(20)).status(),
+              StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("does not use CURVE")));
+}
+
+// The async path (Call, through the I/O thread) fails the same way, and
+// so does every later call.
+TEST_F(Curve, EveryCallOfARefusedClientFailsWithTheReason) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  std::unique_ptr<RpcServer> server = StartServer(Keys(Dir("cluster")));
+  ASSERT_NE(server, nullptr);
+  RpcClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(server->port());
+  options.heartbeat_timeout = absl::Seconds(20);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> client, RpcClient::Connect(options));
+  for (int i = 0; i < 3; ++i) {
+    absl::Notification done;
+    absl::Status status;
+    client->Call("echo", Marked(), absl::Now() + absl::Seconds(20),
+                 [&](absl::Status s, RpcMessage) {
+                   status = std::move(s);
+                   done.Notify();
+                 });
+    done.WaitForNotification();
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnauthenticated,
+                                 HasSubstr("call echo: peer 127.0.0.1:")));
+    EXPECT_THAT(
+        client->CallSync("echo", Marked(), absl::Now() + absl::Seconds(20)).status(),
+        StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("accepts only CURVE clients")));
+  }
 }
 
 }  // namespace
