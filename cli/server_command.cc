@@ -44,7 +44,11 @@ constexpr char kUsage[] =
     "  --max_pending_bytes N          and their tensors' bytes (4 GiB)\n"
     "  --pending_step_timeout SECS    after which those steps are dropped (60)\n"
     "  --max_sessions N               master sessions open at once (1024)\n"
-    "  --session_idle_timeout SECS    after which an unused session closes; 0: never (600)\n";
+    "  --session_idle_timeout SECS    after which an unused session closes; 0: never (600)\n"
+    "  --max_graphs N                 graphs registered on this task's worker (4096)\n"
+    "  --max_graph_bytes N            and their bytes (4 GiB)\n"
+    "  --graph_idle_timeout SECS      after which a graph no step runs is forgotten; 0: never\n"
+    "                                 (600; masters register theirs again after half of it)\n";
 
 absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
   const auto count = [&](const char* name, auto& field) -> absl::Status {
@@ -82,7 +86,14 @@ absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
   RETURN_IF_ERROR(count("max_pending_bytes", limits.pending_pushes.max_bytes));
   RETURN_IF_ERROR(seconds("pending_step_timeout", limits.pending_pushes.deadline, false));
   RETURN_IF_ERROR(count("max_sessions", limits.max_sessions));
-  return seconds("session_idle_timeout", limits.session_idle_timeout, true);
+  RETURN_IF_ERROR(seconds("session_idle_timeout", limits.session_idle_timeout, true));
+  RETURN_IF_ERROR(count("max_graphs", limits.graphs.max_graphs));
+  RETURN_IF_ERROR(count("max_graph_bytes", limits.graphs.max_bytes));
+  RETURN_IF_ERROR(seconds("graph_idle_timeout", limits.graphs.idle_timeout, true));
+  if (limits.graphs.idle_timeout == absl::ZeroDuration()) {
+    limits.graphs.idle_timeout = absl::InfiniteDuration();
+  }
+  return absl::OkStatus();
 }
 
 constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
@@ -92,7 +103,10 @@ constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
                                        "max_pending_bytes",
                                        "pending_step_timeout",
                                        "max_sessions",
-                                       "session_idle_timeout"};
+                                       "session_idle_timeout",
+                                       "max_graphs",
+                                       "max_graph_bytes",
+                                       "graph_idle_timeout"};
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
   std::set<std::string> flags = {"ps_hosts",     "worker_hosts", "job_name",

@@ -35,14 +35,18 @@ void RemoteWorker::ListDevices(absl::Time deadline,
 }
 
 void RemoteWorker::RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
-                                 std::function<void(absl::StatusOr<std::string>)> done) {
+                                 std::function<void(absl::StatusOr<GraphRegistration>)> done) {
   client_->Call("RegisterGraph", Request(request), deadline,
                 [this, done = std::move(done)](absl::Status status, RpcMessage reply) {
                   if (!status.ok()) return done(Annotate(std::move(status)));
                   absl::StatusOr<RegisterGraphReply> parsed =
                       ParseReply<RegisterGraphReply>(reply, task_);
                   if (!parsed.ok()) return done(parsed.status());
-                  done(parsed->graph_handle());
+                  GraphRegistration registration{parsed->graph_handle()};
+                  if (parsed->idle_timeout_ms() > 0) {
+                    registration.idle_timeout = absl::Milliseconds(parsed->idle_timeout_ms());
+                  }
+                  done(std::move(registration));
                 });
 }
 

@@ -21,7 +21,7 @@ class RemoteWorker final : public WorkerInterface {
   void ListDevices(absl::Time deadline,
                    std::function<void(absl::StatusOr<std::vector<std::string>>)> done) override;
   void RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
-                     std::function<void(absl::StatusOr<std::string>)> done) override;
+                     std::function<void(absl::StatusOr<GraphRegistration>)> done) override;
   void DeregisterGraph(const std::string& graph_handle) override;
   void RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done) override;
 

@@ -169,6 +169,7 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   worker.registry = options.kernel_registry;
   worker.push = PushOverRpc(channels_.get());
   worker.pending_pushes = options.limits.pending_pushes;
+  worker.graphs = options.limits.graphs;
   worker.log = log;
   ASSIGN_OR_RETURN(worker_, Worker::Create(worker));
   worker_service_ = std::make_unique<WorkerService>(worker_.get());
@@ -189,12 +190,14 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   if (options.limits.session_idle_timeout > absl::ZeroDuration()) {
     shortest = std::min(shortest, options.limits.session_idle_timeout);
   }
+  shortest = std::min(shortest, options.limits.graphs.idle_timeout);
   const absl::Duration period = std::clamp(shortest / 4, absl::Milliseconds(100), absl::Seconds(1));
   janitor_ = std::thread([this, period] {
     while (!janitor_stop_.WaitForNotificationWithTimeout(period)) {
       const absl::Time now = absl::Now();
       master_->ExpireIdleSessions(now);
       worker_->ExpirePendingPushes(now);
+      worker_->ExpireIdleGraphs(now);
     }
   });
 

@@ -37,6 +37,9 @@ struct ServerLimits {
   // Sessions unused this long are closed (clients renew theirs).
   absl::Duration session_idle_timeout = absl::Minutes(10);
   int max_sessions = 1024;
+  // Graphs registered on this task's worker.
+  RegisteredGraphLimits graphs{
+      .idle_timeout = absl::Minutes(10), .max_graphs = 4096, .max_bytes = int64_t{4} << 30};
 };
 
 struct ServerOptions {

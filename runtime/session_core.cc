@@ -1,5 +1,7 @@
 #include "runtime/session_core.h"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <utility>
 
@@ -62,6 +64,17 @@ struct SessionCore::Plan {
   };
   std::vector<Feed> feeds;  // Per signature feed.
   int num_fetches = 0;
+  std::string key;  // The signature's, in plans_.
+  // Half the shortest time a worker keeps a graph no step runs: a plan
+  // idle this long is registered again before its next step.
+  absl::Duration renew_after = absl::InfiniteDuration();
+  // When a step last started, Unix nanoseconds.
+  mutable std::atomic<int64_t> last_started{0};
+
+  bool Stale(absl::Time now) const {
+    return renew_after != absl::InfiniteDuration() &&
+           now - absl::FromUnixNanos(last_started.load(std::memory_order_relaxed)) > renew_after;
+  }
 };
 
 // A plan and how one list of names, in the caller's order, maps onto it.
@@ -139,6 +152,12 @@ absl::Status SessionCore::Run(const StepRequest& request, StepResult* result) {
 void SessionCore::RunStep(const StepRequest& request, StepResult* result,
                           std::function<void(absl::Status)> done) {
   absl::StatusOr<std::shared_ptr<const Resolved>> resolved = Lookup(request);
+  // A plan idle for long may have been forgotten by a worker: it is built
+  // and registered again, as a new signature is.
+  if (resolved.ok() && *resolved != nullptr && (*resolved)->plan->Stale(absl::Now())) {
+    Forget((*resolved)->plan);
+    *resolved = nullptr;
+  }
   if (!resolved.ok()) return done(resolved.status());
   if (*resolved != nullptr) return Start(*std::move(resolved), request, result, std::move(done));
   // A new signature: building its plan waits for the workers to register
@@ -172,6 +191,15 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Lookup
   return resolved;
 }
 
+void SessionCore::Forget(const std::shared_ptr<const Plan>& plan) {
+  absl::MutexLock lock(&mu_);
+  auto it = plans_.find(plan->key);
+  if (it == plans_.end() || it->second != plan) return;  // Another step forgot it first.
+  plans_.erase(it);
+  absl::erase_if(resolved_, [&](const auto& entry) { return entry.second->plan == plan; });
+  Deregister(*plan);  // Steps running it keep their graphs.
+}
+
 absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
     const StepRequest& request, std::string* placement_log) {
   absl::MutexLock build_lock(&build_mu_);
@@ -203,6 +231,7 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
                                           feed.node->output_shape(feed.index)});
       }
       built->num_fetches = static_cast<int>(sig.fetches.size());
+      built->key = sig.key;
     }
   }
   if (plan == nullptr) {
@@ -253,7 +282,7 @@ absl::Status SessionCore::Register(PartitionedStep partitioned, Plan* plan) {
   // Every task registers at once; the plan is complete when all have.
   struct Registration {
     absl::Notification done;
-    absl::StatusOr<std::string> handle;
+    absl::StatusOr<GraphRegistration> handle;
   };
   std::vector<std::unique_ptr<Registration>> registrations;
   const absl::Time deadline = absl::Now() + kControlTimeout;
@@ -267,10 +296,11 @@ absl::Status SessionCore::Register(PartitionedStep partitioned, Plan* plan) {
     }
     part.worker = *worker;
     Registration* raw = registration.get();
-    part.worker->RegisterGraph(requests[task], deadline, [raw](absl::StatusOr<std::string> handle) {
-      raw->handle = std::move(handle);
-      raw->done.Notify();
-    });
+    part.worker->RegisterGraph(requests[task], deadline,
+                               [raw](absl::StatusOr<GraphRegistration> handle) {
+                                 raw->handle = std::move(handle);
+                                 raw->done.Notify();
+                               });
   }
   absl::Status status;
   size_t r = 0;
@@ -278,7 +308,8 @@ absl::Status SessionCore::Register(PartitionedStep partitioned, Plan* plan) {
     Registration& registration = *registrations[r++];
     registration.done.WaitForNotification();
     if (registration.handle.ok()) {
-      part.graph_handle = *std::move(registration.handle);
+      part.graph_handle = std::move(registration.handle->handle);
+      plan->renew_after = std::min(plan->renew_after, registration.handle->idle_timeout / 2);
     } else if (status.ok()) {
       status = registration.handle.status();
     }
@@ -291,6 +322,7 @@ absl::Status SessionCore::Register(PartitionedStep partitioned, Plan* plan) {
     }
   }
   if (!status.ok()) Deregister(*plan);
+  plan->last_started.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   return status;
 }
 
@@ -303,6 +335,7 @@ void SessionCore::Deregister(const Plan& plan) {
 void SessionCore::Start(std::shared_ptr<const Resolved> resolved, const StepRequest& request,
                         StepResult* result, std::function<void(absl::Status)> done) {
   const Plan& plan = *resolved->plan;
+  plan.last_started.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   // Checked here, naming the caller's tensors, before any task runs.
   for (size_t j = 0; j < plan.feeds.size(); ++j) {
     const Plan::Feed& feed = plan.feeds[j];

@@ -128,6 +128,9 @@ struct Worker::RegisteredGraph {
   // One partition whose feeds and fetches are the call's, in order: its
   // executor reads and writes the call's vectors.
   bool direct_io = false;
+  int64_t bytes = 0;  // The request's, as the limits count them.
+  // When a step last began (or the registration), Unix nanoseconds.
+  mutable std::atomic<int64_t> last_used{0};
 };
 
 // One RunGraph in flight.
@@ -205,7 +208,7 @@ absl::StatusOr<Device*> Worker::FindDevice(const std::string& name) const {
                       absl::StrJoin(device_names(), ", ")));
 }
 
-absl::StatusOr<std::shared_ptr<const Worker::RegisteredGraph>> Worker::Build(
+absl::StatusOr<std::shared_ptr<Worker::RegisteredGraph>> Worker::Build(
     const RegisterGraphRequest& request) {
   if (request.partitions().empty()) {
     return absl::InvalidArgumentError("RegisterGraph: the request holds no partition");
@@ -290,16 +293,61 @@ absl::StatusOr<std::shared_ptr<const Worker::RegisteredGraph>> Worker::Build(
   return graph;
 }
 
+absl::Status Worker::CheckGraphRoom(int64_t bytes) {
+  const RegisteredGraphLimits& limits = options_.graphs;
+  const int64_t graphs = static_cast<int64_t>(graphs_.size());
+  // One graph is always kept, whatever its size.
+  if (graphs < limits.max_graphs && (graphs == 0 || graph_bytes_ + bytes <= limits.max_bytes)) {
+    if (registrations_refused_ > 0) {
+      absl::FPrintF(Log(), "%s: room for graphs again (%d registrations refused)\n", task(),
+                    registrations_refused_);
+      std::fflush(Log());
+      registrations_refused_ = 0;
+    }
+    return absl::OkStatus();
+  }
+  if (registrations_refused_++ == 0) {
+    absl::FPrintF(Log(),
+                  "%s: %d registered graphs hold %d bytes (limits %d graphs, %d bytes): refusing "
+                  "registrations\n",
+                  task(), graphs, graph_bytes_, limits.max_graphs, limits.max_bytes);
+    std::fflush(Log());
+  }
+  std::string expiry;
+  if (limits.idle_timeout != absl::InfiniteDuration()) {
+    expiry = absl::StrFormat("; a graph no step runs is forgotten after %s",
+                             absl::FormatDuration(limits.idle_timeout));
+  }
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "RegisterGraph: %s holds %d registered graphs of %d bytes, and its limits are %d graphs and "
+      "%d bytes (this graph: %d bytes)%s",
+      task(), graphs, graph_bytes_, limits.max_graphs, limits.max_bytes, bytes, expiry));
+}
+
 void Worker::RegisterGraph(const RegisterGraphRequest& request, absl::Time,
-                           std::function<void(absl::StatusOr<std::string>)> done) {
-  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> graph = Build(request);
+                           std::function<void(absl::StatusOr<GraphRegistration>)> done) {
+  const int64_t bytes = static_cast<int64_t>(request.ByteSizeLong());
+  absl::Status room;
+  {
+    absl::MutexLock lock(&mu_);
+    room = CheckGraphRoom(bytes);  // Before the work of building it.
+  }
+  if (!room.ok()) return done(room);
+  absl::StatusOr<std::shared_ptr<RegisteredGraph>> graph = Build(request);
   if (!graph.ok()) return done(graph.status());
+  (*graph)->bytes = bytes;
+  (*graph)->last_used.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   std::string handle = absl::StrFormat("%s/graph-%s", task(), SecureRandomHex());
   {
     absl::MutexLock lock(&mu_);
-    graphs_[handle] = *std::move(graph);
+    room = CheckGraphRoom(bytes);
+    if (room.ok()) {
+      graphs_[handle] = *std::move(graph);
+      graph_bytes_ += bytes;
+    }
   }
-  done(std::move(handle));
+  if (!room.ok()) return done(room);
+  done(GraphRegistration{std::move(handle), options_.graphs.idle_timeout});
 }
 
 void Worker::DeregisterGraph(const std::string& graph_handle) {
@@ -307,9 +355,29 @@ void Worker::DeregisterGraph(const std::string& graph_handle) {
   absl::MutexLock lock(&mu_);
   if (auto it = graphs_.find(graph_handle); it != graphs_.end()) {
     graph = std::move(it->second);
+    graph_bytes_ -= graph->bytes;
     graphs_.erase(it);
   }
   // Steps still running hold their own reference.
+}
+
+int Worker::ExpireIdleGraphs(absl::Time now) {
+  if (options_.graphs.idle_timeout == absl::InfiniteDuration()) return 0;
+  const int64_t oldest = absl::ToUnixNanos(now - options_.graphs.idle_timeout);
+  std::vector<std::shared_ptr<const RegisteredGraph>> forgotten;  // Freed after mu_.
+  absl::MutexLock lock(&mu_);
+  absl::erase_if(graphs_, [&](const auto& entry) {
+    if (entry.second->last_used.load(std::memory_order_relaxed) >= oldest) return false;
+    graph_bytes_ -= entry.second->bytes;
+    forgotten.push_back(entry.second);
+    return true;
+  });
+  if (!forgotten.empty()) {
+    absl::FPrintF(Log(), "%s: forgot %d registered graphs that no step ran for %s\n", task(),
+                  forgotten.size(), absl::FormatDuration(options_.graphs.idle_timeout));
+    std::fflush(Log());
+  }
+  return static_cast<int>(forgotten.size());
 }
 
 void Worker::RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done) {
@@ -327,6 +395,7 @@ void Worker::RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done
         absl::StrFormat("RunGraph: no graph '%s' on %s (possibly, this task just restarted)",
                         call->graph_handle, task())));
   }
+  graph->last_used.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   if (static_cast<int>(call->feeds.size()) != graph->num_feeds) {
     return done(absl::InvalidArgumentError(
         absl::StrFormat("RunGraph: %d tensors for the %d feeds of '%s'", call->feeds.size(),

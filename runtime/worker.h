@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,20 @@
 
 namespace rill {
 
+// What registered graphs may hold. A master registers a plan's graphs
+// once and runs them step after step; one that died, or a peer that only
+// registers, never deregisters them.
+struct RegisteredGraphLimits {
+  // A graph no step has run for this long is forgotten. The worker tells
+  // its masters, which register a plan again after half of it
+  // (SessionCore), so a live session never meets a forgotten graph.
+  absl::Duration idle_timeout = absl::InfiniteDuration();
+  // Graphs, and the bytes of their requests, at once; a registration over
+  // either is refused with RESOURCE_EXHAUSTED.
+  int max_graphs = std::numeric_limits<int>::max();
+  int64_t max_bytes = std::numeric_limits<int64_t>::max();
+};
+
 struct WorkerOptions {
   // "/job:J/replica:0/task:T"; a local session's is /job:localhost/replica:0/task:0.
   std::string task;
@@ -44,6 +59,7 @@ struct WorkerOptions {
   // What tensors pushed for steps not begun here may hold; tripped limits
   // are logged to `log` (null: stderr).
   PendingPushLimits pending_pushes;
+  RegisteredGraphLimits graphs;  // Local sessions: none.
   std::FILE* log = nullptr;
   // The task's devices. Null: CreateDevices(task, device_count,
   // intra_op_threads), the machine's. Tests give devices of their own.
@@ -67,9 +83,9 @@ class Worker final : public WorkerInterface {
                    std::function<void(absl::StatusOr<std::vector<std::string>>)> done) override;
   // Errors: no partition, a partition for a device this task does not
   // have, a node placed elsewhere, feeds or fetches that no partition
-  // holds, a node without a kernel.
+  // holds, a node without a kernel; RESOURCE_EXHAUSTED over the limits.
   void RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
-                     std::function<void(absl::StatusOr<std::string>)> done) override;
+                     std::function<void(absl::StatusOr<GraphRegistration>)> done) override;
   void DeregisterGraph(const std::string& graph_handle) override;
   void RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done) override;
 
@@ -82,6 +98,9 @@ class Worker final : public WorkerInterface {
   // Drops what was pushed for steps that did not begin within the
   // deadline (PendingPushLimits); returns how many steps.
   int ExpirePendingPushes(absl::Time now);
+  // Forgets the graphs no step has run for RegisteredGraphLimits::idle_timeout
+  // at `now`; returns how many.
+  int ExpireIdleGraphs(absl::Time now);
 
  private:
   struct Partition;
@@ -89,7 +108,11 @@ class Worker final : public WorkerInterface {
   struct Step;
 
   explicit Worker(const WorkerOptions& options);
-  absl::StatusOr<std::shared_ptr<const RegisteredGraph>> Build(const RegisterGraphRequest& request);
+  absl::StatusOr<std::shared_ptr<RegisteredGraph>> Build(const RegisterGraphRequest& request);
+  // OK when a graph of `bytes` fits the limits; logs when they trip and
+  // when they have room again.
+  absl::Status CheckGraphRoom(int64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::FILE* Log() const { return options_.log != nullptr ? options_.log : stderr; }
   absl::StatusOr<Device*> FindDevice(const std::string& name) const;
   void Start(Step* step) const;
   void PartitionDone(Step* step, absl::Status status) const;
@@ -104,6 +127,8 @@ class Worker final : public WorkerInterface {
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_
       ABSL_GUARDED_BY(mu_);
+  int64_t graph_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t registrations_refused_ ABSL_GUARDED_BY(mu_) = 0;  // Since the limits last had room.
 };
 
 }  // namespace rill

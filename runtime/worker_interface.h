@@ -51,6 +51,13 @@ struct RunGraphCall {
 
 // Thread safety: all methods may be called concurrently. Every callback is
 // called exactly once, possibly before the call returns.
+// A registered graph: its handle, and how long the worker keeps it while
+// no step runs it (RegisteredGraphLimits).
+struct GraphRegistration {
+  std::string handle;
+  absl::Duration idle_timeout = absl::InfiniteDuration();
+};
+
 class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
@@ -65,7 +72,7 @@ class WorkerInterface {
   // Registers the task's partitions of one plan; `done` gets the handle
   // RunGraph and DeregisterGraph use.
   virtual void RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
-                             std::function<void(absl::StatusOr<std::string>)> done) = 0;
+                             std::function<void(absl::StatusOr<GraphRegistration>)> done) = 0;
   // Forgets a registered graph; steps running it finish.
   virtual void DeregisterGraph(const std::string& graph_handle) = 0;
   // Runs one step of a registered graph. `call` must stay valid until

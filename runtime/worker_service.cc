@@ -1,5 +1,6 @@
 #include "runtime/worker_service.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -48,10 +49,14 @@ void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
       ParseBody<RegisterGraphRequest>(request, "RegisterGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
   worker_->RegisterGraph(*parsed, absl::InfiniteFuture(),
-                         [done = std::move(done)](absl::StatusOr<std::string> handle) {
-                           if (!handle.ok()) return done(handle.status(), {});
+                         [done = std::move(done)](absl::StatusOr<GraphRegistration> registered) {
+                           if (!registered.ok()) return done(registered.status(), {});
                            RegisterGraphReply reply;
-                           reply.set_graph_handle(*std::move(handle));
+                           reply.set_graph_handle(std::move(registered->handle));
+                           if (registered->idle_timeout != absl::InfiniteDuration()) {
+                             reply.set_idle_timeout_ms(std::max<int64_t>(
+                                 1, absl::ToInt64Milliseconds(registered->idle_timeout)));
+                           }
                            done(absl::OkStatus(), Reply(reply));
                          });
 }

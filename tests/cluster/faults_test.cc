@@ -297,6 +297,9 @@ TEST(Faults, BadFlagsExitWithUsageErrors) {
       {{hosts, "--job_name=worker", "--task_index=0", "--session_idle_timeout=-1"},
        "--session_idle_timeout"},
       {{hosts, "--job_name=worker", "--task_index=0", "--max_bytes_per_connection=lots"}, "lots"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--max_graphs=0"}, "--max_graphs"},
+      {{hosts, "--job_name=worker", "--task_index=0", "--graph_idle_timeout=soon"},
+       "--graph_idle_timeout must be a non-negative number of seconds"},
   };
   for (const Case& c : cases) {
     const Outcome outcome = RunServer(c.args);

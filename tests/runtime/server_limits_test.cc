@@ -1,12 +1,14 @@
 // What a server's limits do to peers that never close, never run and
-// never stop: sessions expire (renewed ones stay), sessions and pushes for
-// steps not begun are capped, and the server keeps serving.
+// never stop: sessions and registered graphs expire (renewed ones stay),
+// sessions, graphs and pushes for steps not begun are capped, and the
+// server keeps serving.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "graph/status_macros.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/server.h"
@@ -21,6 +23,7 @@ namespace {
 using ::rill::testing::CapturedLog;
 using ::rill::testing::StatusIs;
 using ::rill::testing::Values;
+using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -30,6 +33,7 @@ class ServerLimitsTest : public ::testing::Test {
     ServerOptions options;
     options.log = log_.file();
     options.limits = limits;
+    server_limits_ = limits;
     ASSERT_OK_AND_ASSIGN(auto servers, Server::CreateLocalCluster({{"localhost", 1}}, options));
     server_ = std::move(servers[0]);
     RpcClientOptions client;
@@ -79,6 +83,29 @@ class ServerLimitsTest : public ::testing::Test {
         .status();
   }
 
+  // A graph registered the way a peer that never runs it registers one.
+  absl::StatusOr<std::string> RegisterRaw() {
+    RegisterGraphRequest request;
+    const std::string here = "/job:localhost/replica:0/task:0/device:CPU:0";
+    NodeDef* node = (*request.mutable_partitions())[here].add_node();
+    node->set_name("nothing");
+    node->set_op("NoOp");
+    node->set_device(here);
+    ASSIGN_OR_RETURN(RpcMessage reply, Call("RegisterGraph", {request.SerializeAsString(), {}}));
+    RegisterGraphReply registered;
+    if (!registered.ParseFromString(reply.body)) return absl::InternalError("bad reply");
+    EXPECT_EQ(registered.idle_timeout_ms(),
+              absl::ToInt64Milliseconds(server_limits_.graphs.idle_timeout));
+    return registered.graph_handle();
+  }
+
+  absl::Status RunRawGraph(const std::string& handle) {
+    RunGraphRequest request;
+    request.set_graph_handle(handle);
+    request.set_step_id(++raw_step_);
+    return Call("RunGraph", {request.SerializeAsString(), {}}).status();
+  }
+
   std::unique_ptr<Session> Connect() {
     SessionOptions options;
     options.target = server_->target();
@@ -88,6 +115,8 @@ class ServerLimitsTest : public ::testing::Test {
   }
 
   CapturedLog log_;
+  ServerLimits server_limits_;
+  uint64_t raw_step_ = 1000;
   std::unique_ptr<Server> server_;
   std::unique_ptr<RpcClient> client_;
 };
@@ -146,6 +175,44 @@ TEST_F(ServerLimitsTest, PushesForStepsThatNeverRunAreCappedAndExpire) {
   auto session = Connect();
   ASSERT_NE(session, nullptr);
   EXPECT_OK(session->Run({{"x", Tensor::Scalar<float>(1)}}, {"twice"}).status());
+}
+
+// A peer that registers graphs and never runs them, or a master that
+// died, leaves nothing behind; a session that idles past the timeout
+// registers its plan again and runs on.
+TEST_F(ServerLimitsTest, GraphsNoStepRunsAreForgottenWhileALiveSessionRunsOn) {
+  ServerLimits limits;
+  limits.graphs.idle_timeout = absl::Seconds(1);
+  Start(limits);
+  ASSERT_OK_AND_ASSIGN(const std::string forgotten, RegisterRaw());
+  ASSERT_OK(RunRawGraph(forgotten));
+  auto session = Connect();
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK(session->Run({{"x", Tensor::Scalar<float>(1)}}, {"twice"}).status());
+
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_THAT(RunRawGraph(forgotten),
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("no graph '" + forgotten)));
+  EXPECT_THAT(log_.Read(),
+              ContainsRegex("forgot [0-9]+ registered graphs that no step ran for 1s"));
+  ASSERT_OK_AND_ASSIGN(auto out, session->Run({{"x", Tensor::Scalar<float>(4)}}, {"twice"}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(8));
+}
+
+TEST_F(ServerLimitsTest, RegistrationsBeyondTheCapAreRefusedUntilOneGoes) {
+  ServerLimits limits;
+  limits.graphs.max_graphs = 2;
+  Start(limits);
+  ASSERT_OK_AND_ASSIGN(const std::string first, RegisterRaw());
+  ASSERT_OK(RegisterRaw().status());
+  EXPECT_THAT(RegisterRaw(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                      HasSubstr("holds 2 registered graphs")));
+  EXPECT_THAT(log_.Read(), HasSubstr("refusing registrations"));
+  DeregisterGraphRequest deregister;
+  deregister.add_graph_handles(first);
+  ASSERT_OK(Call("DeregisterGraph", {deregister.SerializeAsString(), {}}).status());
+  ASSERT_OK(RegisterRaw().status());
+  EXPECT_THAT(log_.Read(), HasSubstr("room for graphs again (1 registrations refused)"));
 }
 
 }  // namespace

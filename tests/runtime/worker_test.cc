@@ -90,7 +90,13 @@ absl::StatusOr<RegisterGraphRequest> HalfOfATwoTaskGraph(bool sends = false) {
 absl::StatusOr<std::string> Register(Worker& worker, const RegisterGraphRequest& request) {
   absl::StatusOr<std::string> handle;
   worker.RegisterGraph(request, absl::InfiniteFuture(),
-                       [&](absl::StatusOr<std::string> h) { handle = std::move(h); });
+                       [&](absl::StatusOr<GraphRegistration> registered) {
+                         if (registered.ok()) {
+                           handle = std::move(registered->handle);
+                         } else {
+                           handle = registered.status();
+                         }
+                       });
   return handle;
 }
 
