@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "graph/allocator.h"
 #include "graph/tensor_slice.h"
 #include "kernels/io/bundle_format.h"
 #include "kernels/io/bundle_reader.h"
@@ -79,10 +78,7 @@ void ReadHalf(const io::BundleReader& reader, std::string_view key, const Tensor
 }  // namespace rill::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
-  // As a server run with --max_tensor_bytes: a shape in an entry may be
-  // anything, and the reader must refuse it before allocating it.
-  rill::SetMaxTensorBytes(size_t{64} << 20);
+  rill::fuzz::Initialize(size_t{64} << 20);
   return 0;
 }
 

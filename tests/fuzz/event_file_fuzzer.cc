@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "graph/allocator.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "graph/proto/event.pb.h"
@@ -61,10 +60,7 @@ void Rewrite(const std::vector<Event>& events, const std::string& logdir) {
 }  // namespace rill::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
-  // As `rill server --max_tensor_bytes`: a Const of one value may claim
-  // any shape, which import would otherwise allocate.
-  rill::SetMaxTensorBytes(size_t{64} << 20);
+  rill::fuzz::Initialize(size_t{64} << 20);
   return 0;
 }
 

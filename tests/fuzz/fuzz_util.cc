@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "google/protobuf/stubs/logging.h"
+#include "graph/allocator.h"
 
 namespace rill::fuzz {
 namespace {
@@ -149,6 +150,9 @@ void Check(bool ok, std::string_view what) {
   std::abort();
 }
 
-void QuietProtobuf() { google::protobuf::SetLogHandler(nullptr); }
+void Initialize(size_t max_tensor_bytes) {
+  google::protobuf::SetLogHandler(nullptr);
+  if (max_tensor_bytes > 0) SetMaxTensorBytes(max_tensor_bytes);
+}
 
 }  // namespace rill::fuzz

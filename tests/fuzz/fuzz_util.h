@@ -47,9 +47,13 @@ uint64_t TouchElements(const Tensor& tensor);
 // test is broken (for example a value that does not round-trip).
 void Check(bool ok, std::string_view what);
 
-// Silences protobuf's logging (it logs each malformed string it parses),
-// so that a fuzzer's output shows only what the fuzzer says.
-void QuietProtobuf();
+// What every target's LLVMFuzzerInitialize does. Silences protobuf's
+// logging (it logs each malformed string it parses), so that a fuzzer's
+// output shows only what the fuzzer says. With max_tensor_bytes > 0, sets
+// that limit, as `rill server --max_tensor_bytes` does: shapes in an input
+// may claim anything, which a reader or import would otherwise allocate,
+// and a small limit keeps each step's work small.
+void Initialize(size_t max_tensor_bytes = 0);
 
 }  // namespace rill::fuzz
 

@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-#include "graph/allocator.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "graph/graph_summary.h"
@@ -52,10 +51,7 @@ void PlaceAndPartition(const Graph& graph) {
 }  // namespace rill::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
-  // As `rill server --max_tensor_bytes`: a Const of one value may claim
-  // any shape, which import would otherwise allocate.
-  rill::SetMaxTensorBytes(size_t{64} << 20);
+  rill::fuzz::Initialize(size_t{64} << 20);
   return 0;
 }
 

@@ -16,7 +16,6 @@
 #include <utility>
 #include <vector>
 
-#include "graph/allocator.h"
 #include "runtime/channel_cache.h"
 #include "runtime/master_service.h"
 #include "runtime/worker.h"
@@ -62,10 +61,7 @@ void FillHandle(ServiceRequest& request, const std::string& handle) {
 }  // namespace rill::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
-  // As `rill server --max_tensor_bytes`: shapes in graphs and feeds may
-  // be anything, and this keeps each step's work small.
-  rill::SetMaxTensorBytes(size_t{1} << 20);
+  rill::fuzz::Initialize(size_t{1} << 20);
   return 0;
 }
 

@@ -14,7 +14,7 @@
 #include "transport/wire.h"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
+  rill::fuzz::Initialize();
   return 0;
 }
 

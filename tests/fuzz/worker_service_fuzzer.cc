@@ -13,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "graph/allocator.h"
 #include "runtime/worker.h"
 #include "runtime/worker_service.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -63,10 +62,7 @@ void FillHandle(ServiceRequest& request, const std::string& handle) {
 }  // namespace rill::fuzz
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
-  rill::fuzz::QuietProtobuf();
-  // As `rill server --max_tensor_bytes`: shapes in graphs and feeds may
-  // be anything, and this keeps each step's work small.
-  rill::SetMaxTensorBytes(size_t{1} << 20);
+  rill::fuzz::Initialize(size_t{1} << 20);
   return 0;
 }
 
