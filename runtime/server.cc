@@ -152,6 +152,7 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
                    options.config.cluster.TaskAddress(task.job, task.index));
   target_ = "zmq://" + address;
   std::FILE* log = options.log != nullptr ? options.log : stderr;
+  log_ = log;
   if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
 
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, curve_);
@@ -221,6 +222,14 @@ Server::~Server() {
   // and the channels the others used.
   rpc_.reset();
   master_.reset();
+  if (const int cancelled =
+          worker_service_ == nullptr
+              ? 0
+              : worker_service_->CancelRunning(absl::CancelledError("the server is stopping"));
+      cancelled > 0) {
+    absl::FPrintF(log_, "%s: cancelled %d steps still running\n", target_, cancelled);
+    std::fflush(log_);
+  }
   worker_service_.reset();
   worker_.reset();
   channels_.reset();

@@ -112,6 +112,7 @@ class Server {
   absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
 
   std::string target_;
+  std::FILE* log_ = stderr;
   std::shared_ptr<const CurveKeys> curve_;
   // Declared in the order they are made; destroyed transport first.
   std::unique_ptr<ChannelCache> channels_;

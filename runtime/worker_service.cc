@@ -61,15 +61,36 @@ void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
                          });
 }
 
+struct WorkerService::Run {
+  RunGraphRequest request;
+  RunGraphCall call;
+  RpcDone done;
+};
+
+WorkerService::~WorkerService() { CancelRunning(absl::CancelledError("the server is stopping")); }
+
+int WorkerService::CancelRunning(const absl::Status& status) {
+  std::vector<std::shared_ptr<Run>> running;
+  {
+    absl::MutexLock lock(&mu_);
+    running.assign(running_.begin(), running_.end());
+  }
+  // Outside mu_: a cancelled step may finish on this thread.
+  for (const std::shared_ptr<Run>& run : running) run->call.cancellation.Cancel(status);
+  const int cancelled = static_cast<int>(running.size());
+  running.clear();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](absl::flat_hash_set<std::shared_ptr<Run>>* runs) { return runs->empty(); }, &running_));
+  return cancelled;
+}
+
 void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
   absl::StatusOr<RunGraphRequest> parsed = ParseBody<RunGraphRequest>(request, "RunGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
-  struct Run {
-    RunGraphRequest request;
-    RunGraphCall call;
-    RpcDone done;
-  };
-  auto* run = new Run{*std::move(parsed), {}, std::move(done)};
+  auto run = std::make_shared<Run>();
+  run->request = *std::move(parsed);
+  run->done = std::move(done);
   RunGraphCall& call = run->call;
   call.graph_handle = run->request.graph_handle();
   call.step_id = run->request.step_id();
@@ -79,7 +100,11 @@ void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
   // saves a small step two thread wakes.
   call.start = StepStart::kQuickHere;
   call.abortable_by_step_id = true;
-  worker_->RunGraph(&call, [run](absl::Status status) {
+  {
+    absl::MutexLock lock(&mu_);
+    running_.insert(run);
+  }
+  worker_->RunGraph(&call, [this, run](absl::Status status) {
     RpcMessage reply;
     if (status.ok()) {
       RunGraphReply body;
@@ -88,7 +113,10 @@ void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
       reply.tensors = std::move(run->call.fetched);
     }
     RpcDone done = std::move(run->done);
-    delete run;
+    {
+      absl::MutexLock lock(&mu_);
+      running_.erase(run);
+    }
     done(std::move(status), std::move(reply));
   });
 }

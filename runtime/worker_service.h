@@ -4,7 +4,12 @@
 #ifndef RILL_RUNTIME_WORKER_SERVICE_H_
 #define RILL_RUNTIME_WORKER_SERVICE_H_
 
+#include <memory>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
 
 #include "runtime/channel_cache.h"
 #include "runtime/remote_rendezvous.h"
@@ -22,6 +27,14 @@ class WorkerService {
  public:
   // `worker` must outlive the service.
   explicit WorkerService(Worker* worker) : worker_(worker) {}
+  // CancelRunning, with CANCELLED.
+  ~WorkerService();
+
+  // Cancels the steps that RunGraph calls still run, and waits for them
+  // to end; returns how many. A step may wait for a peer that will never
+  // push (its master died mid-step); cancelled, it ends and frees what it
+  // holds. For a server that stops: its transport must have stopped.
+  int CancelRunning(const absl::Status& status);
 
   // GetStatus, RegisterGraph, RunGraph, DeregisterGraph, PushTensor,
   // AbortStep (cluster_rpc.proto). Each calls `done` once; malformed
@@ -36,7 +49,11 @@ class WorkerService {
   void PushTensor(RpcMessage request, RpcDone done);
   void AbortStep(RpcMessage request, RpcDone done);
 
+  struct Run;
+
   Worker* const worker_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<std::shared_ptr<Run>> running_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rill

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
@@ -229,6 +230,49 @@ TEST(Server, MalformedTargetsAreRejected) {
 }
 
 // What a misbehaving client gets from the services, straight over RPC.
+// A step that waits for what will never come (its master died mid-step;
+// here, a dequeue from an empty queue) ends when its server stops: it is
+// cancelled, and frees what it holds.
+TEST(Server, StoppingCancelsTheStepsItStillRuns) {
+  testing::CapturedLog log;
+  ServerOptions options;
+  options.log = log.file();
+  ASSERT_OK_AND_ASSIGN(auto servers, Server::CreateLocalCluster({{"localhost", 1}}, options));
+  const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  const Scope root = ops::NewRootScope().WithDevice(device);
+  const ops::FIFOQueueV2 queue(root.WithOpName("queue"), {DT_FLOAT});
+  ops::QueueDequeueV2(root.WithOpName("take"), queue, {DT_FLOAT});
+  RegisterGraphRequest request;
+  (*request.mutable_partitions())[device] = *root.ToGraphDef();
+  request.add_fetches("take:0");
+  RpcClientOptions client_options;
+  client_options.address = servers[0]->target().substr(6);
+  ASSERT_OK_AND_ASSIGN(auto client, RpcClient::Connect(client_options));
+  ASSERT_OK_AND_ASSIGN(RpcMessage reply,
+                       client->CallSync("RegisterGraph", {request.SerializeAsString(), {}},
+                                        absl::Now() + absl::Seconds(20)));
+  RegisterGraphReply registered;
+  ASSERT_TRUE(registered.ParseFromString(reply.body));
+  RunGraphRequest run;
+  run.set_graph_handle(registered.graph_handle());
+  run.set_step_id(7);
+  absl::Notification run_done;
+  client->Call("RunGraph", {run.SerializeAsString(), {}}, absl::InfiniteFuture(),
+               [&](absl::Status, RpcMessage) { run_done.Notify(); });
+  // Calls on one connection are taken in order, and RunGraph starts its
+  // step before the server takes the next: once this is answered, the
+  // step waits in the dequeue.
+  absl::Notification status_done;
+  client->Call("GetStatus", {}, absl::Now() + absl::Seconds(20),
+               [&](absl::Status, RpcMessage) { status_done.Notify(); });
+  status_done.WaitForNotification();
+  EXPECT_FALSE(run_done.HasBeenNotified());
+  servers[0].reset();
+  EXPECT_THAT(log.Read(), HasSubstr("cancelled 1 steps still running"));
+  client.reset();
+  EXPECT_TRUE(run_done.HasBeenNotified());
+}
+
 class ServerRequests : public ::testing::Test {
  protected:
   void SetUp() override {
