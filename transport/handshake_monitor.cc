@@ -24,8 +24,12 @@ absl::StatusOr<std::unique_ptr<HandshakeMonitor>> HandshakeMonitor::Start(
   zmq::socket_t monitor(context, zmq::socket_type::pair);
   monitor.connect(endpoint);
   return std::unique_ptr<HandshakeMonitor>(
-      new HandshakeMonitor(std::move(monitor), address, curve));
+      new HandshakeMonitor(socket.handle(), std::move(monitor), address, curve));
 }
+
+// Monitoring stops before monitor_ closes: libzmq leaks an event it fails
+// to send (one with a long endpoint is allocated).
+HandshakeMonitor::~HandshakeMonitor() { zmq_socket_monitor(watched_, nullptr, 0); }
 
 int HandshakeMonitor::fd() { return monitor_.get(zmq::sockopt::fd); }
 

@@ -22,8 +22,9 @@ namespace rill::rpc_internal {
 // Thread compatible: one thread reads the events (the client's I/O thread).
 class HandshakeMonitor {
  public:
-  // Starts watching `socket`, which must not have connected yet. `address`
-  // and whether the client uses CURVE word the errors.
+  // Starts watching `socket`, which must not have connected yet and must
+  // outlive this. `address` and whether the client uses CURVE word the
+  // errors.
   static absl::StatusOr<std::unique_ptr<HandshakeMonitor>> Start(zmq::context_t& context,
                                                                  zmq::socket_t& socket,
                                                                  const std::string& address,
@@ -34,6 +35,10 @@ class HandshakeMonitor {
   int fd();
   // Takes in the events that arrived. True when the outcome changed.
   bool Read();
+
+  ~HandshakeMonitor();
+  HandshakeMonitor(const HandshakeMonitor&) = delete;
+  HandshakeMonitor& operator=(const HandshakeMonitor&) = delete;
 
   // A handshake has succeeded and no later one failed.
   bool succeeded() const { return succeeded_; }
@@ -46,9 +51,13 @@ class HandshakeMonitor {
                                bool curve);
 
  private:
-  HandshakeMonitor(zmq::socket_t monitor, std::string address, bool curve)
-      : monitor_(std::move(monitor)), address_(std::move(address)), curve_(curve) {}
+  HandshakeMonitor(void* watched, zmq::socket_t monitor, std::string address, bool curve)
+      : watched_(watched),
+        monitor_(std::move(monitor)),
+        address_(std::move(address)),
+        curve_(curve) {}
 
+  void* const watched_;  // The socket's handle.
   zmq::socket_t monitor_;
   const std::string address_;
   const bool curve_;

@@ -492,7 +492,8 @@ class RpcClient::Impl {
   zmq::context_t context_;
   zmq::socket_t tcp_ ABSL_GUARDED_BY(io_mu_);
   std::optional<zmq::socket_t> ipc_ ABSL_GUARDED_BY(io_mu_);
-  std::unique_ptr<rpc_internal::HandshakeMonitor> handshakes_ ABSL_GUARDED_BY(io_mu_);  // tcp_'s.
+  // tcp_'s; declared after it, so that it goes first.
+  std::unique_ptr<rpc_internal::HandshakeMonitor> handshakes_ ABSL_GUARDED_BY(io_mu_);
   uint64_t last_id_ ABSL_GUARDED_BY(io_mu_) = 0;
   uint64_t hello_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no hello outstanding.
   CallTable calls_ ABSL_GUARDED_BY(io_mu_);

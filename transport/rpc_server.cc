@@ -189,6 +189,9 @@ class RpcServer::Impl {
     if (outbox_ != nullptr) outbox_->Close();
     if (socket_thread_.joinable()) socket_thread_.join();
     workers_.reset();  // Runs the queued tasks, which see stopping_ and skip.
+    // Monitoring stops before its socket closes: libzmq leaks an event it
+    // fails to send (one with a long endpoint, an ipc path, is allocated).
+    zmq_socket_monitor(router_.handle(), nullptr, 0);
     monitor_.close();
     router_.close();
     if (!ipc_directory_.empty()) {
