@@ -342,10 +342,17 @@ class RpcClient::Impl {
     // the message goes by tcp, which reaches whoever serves the address.
     if (!sent && ipc_.has_value()) sent = rpc_internal::SendFrames(tcp_, frames);
     if (!sent) {
+      const int error = zmq_errno();
+      // A refused connection is gone, so tcp takes nothing: the monitor
+      // has the refusal already, though this thread may not have read it.
+      if (handshakes_->Read()) OnHandshake();
+      if (!handshakes_->refusal().ok()) {
+        return Complete(std::move(call.finish), {Refused(call.method), {}, {}});
+      }
       return Complete(std::move(call.finish),
                       {absl::UnavailableError(absl::StrFormat(
                            "call %s to %s: the message could not be queued: %s", call.method,
-                           options_.address, zmq_strerror(zmq_errno()))),
+                           options_.address, zmq_strerror(error))),
                        {},
                        {}});
     }
