@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs rill on Debian 12: `scripts/dev.sh demo` runs the
 # demo, `scripts/dev.sh test` the whole test suite (with CUDA on when nvcc is
-# found, and off). Safe to run again: every step skips what is done.
+# found, and off), `scripts/dev.sh sanitize` the whole suite under
+# AddressSanitizer and UndefinedBehaviorSanitizer. Safe to run again: every
+# step skips what is done.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 mode="${1:-}"
 case "$mode" in
-  demo|test|build) ;;
-  *) echo "usage: scripts/dev.sh demo|test|build" >&2; exit 2 ;;
+  demo|test|build|sanitize) ;;
+  *) echo "usage: scripts/dev.sh demo|test|build|sanitize" >&2; exit 2 ;;
 esac
 
 scripts/setup.sh
@@ -23,6 +25,49 @@ configure() {  # configure DIR [meson options...]
     meson setup "$dir" "${werror[@]}" "$@"
   fi
 }
+
+if [ "$mode" = sanitize ]; then
+  # Its own build dir, CUDA off: nvcc's objects are not instrumented and the
+  # CUDA runtime does not run under ASan. -O1 -g1, as the sanitizers'
+  # authors advise: about half the compile time of -O2 -g on the Eigen
+  # kernels, asserts kept, file:line in the reports. UBSan does not
+  # recover, so its first report fails the test like an ASan one.
+  # b_lundef=false: an instrumented shared library may leave the sanitizer
+  # runtime's symbols to the program. No -Werror: GCC's instrumentation
+  # makes its flow warnings report paths that exist only in the
+  # instrumented code (in libstdc++ and Eigen), and GCC's manual advises
+  # against the combination; the plain build (-Werror in CI) judges the
+  # warnings. The noisiest of them is off.
+  configure build-sanitize -Dwerror=false -Dcuda=disabled -Doptimization=1 -Ddebug=false \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dcpp_args="-g1 -fno-sanitize-recover=all -Wno-maybe-uninitialized" \
+    -Dcpp_link_args=-fno-sanitize-recover=all
+  # What the tests run (not the benchmarks).
+  ninja -C build-sanitize -j "$jobs" meson-test-prereq
+  # Every process the tests start (rill server, the examples) inherits these.
+  # Reports go to files, one per process, because a child's stderr is a log
+  # its test may delete and its exit status one a test may not look at: any
+  # report fails the run, printed after the tests. Leaks count; only
+  # third-party ones are suppressed, each with its reason.
+  reports="$PWD/build-sanitize/sanitizer-reports"
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  common="halt_on_error=1:abort_on_error=1:log_path=$reports/report:log_exe_name=1"
+  export ASAN_OPTIONS="$common:detect_leaks=1:check_initialization_order=1:strict_init_order=1"
+  export UBSAN_OPTIONS="$common:print_stacktrace=1"
+  export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp:print_suppressions=0"
+  status=0
+  meson test -C build-sanitize --print-errorlogs --num-processes "$jobs" \
+    --timeout-multiplier 5 || status=1
+  # Every report ends with a SUMMARY line; other files hold warnings.
+  for report in "$reports"/*; do
+    [ -e "$report" ] || continue
+    echo "== $report"
+    cat "$report"
+    grep -q "^SUMMARY: " "$report" && status=1
+  done
+  exit "$status"
+fi
 
 configure build
 if [ "$mode" = demo ]; then

@@ -3,6 +3,8 @@
 # a temporary dir, checks that the installed headers are complete, and builds
 # and runs tests/install/consumer.cc against the staged rill with pkg-config,
 # as a user builds a program. Exits 77 (skipped) when a tool is missing.
+# RILL_CONSUMER_FLAGS: compiler flags the program needs beyond pkg-config's
+# (the sanitizers, when the library was built with them).
 set -euo pipefail
 
 build_dir="$1"
@@ -65,7 +67,7 @@ while read -r header; do
 done < <(find "$include_dir" -name '*.h')
 [ "$status" = 0 ] || exit 1
 
-flags="$(pkg-config --cflags --libs rill)"
+flags="$(pkg-config --cflags --libs rill) ${RILL_CONSUMER_FLAGS:-}"
 # shellcheck disable=SC2086  # the flags are words
 if ! "$cxx" -std=c++20 "$source_dir/tests/install/consumer.cc" -o "$work/consumer" $flags \
     > "$work/compile.log" 2>&1; then
