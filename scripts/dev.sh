@@ -29,7 +29,7 @@ configure() {  # configure DIR [meson options...]
 if [ "$mode" = sanitize ]; then
   # Its own build dir, CUDA off: nvcc's objects are not instrumented and the
   # CUDA runtime does not run under ASan. -O1 -g1, as the sanitizers'
-  # authors advise: about half the compile time of -O2 -g on the Eigen
+  # authors advise: far less compile time than -O2 -g on the Eigen
   # kernels, asserts kept, file:line in the reports. UBSan does not
   # recover, so its first report fails the test like an ASan one.
   # b_lundef=false: an instrumented shared library may leave the sanitizer
