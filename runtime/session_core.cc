@@ -197,7 +197,8 @@ void SessionCore::Forget(const std::shared_ptr<const Plan>& plan) {
   if (it == plans_.end() || it->second != plan) return;  // Another step forgot it first.
   plans_.erase(it);
   absl::erase_if(resolved_, [&](const auto& entry) { return entry.second->plan == plan; });
-  Deregister(*plan);  // Steps running it keep their graphs.
+  // Not deregistered: a step that took the plan just before may still
+  // start it. The workers forget its graphs once no step runs them.
 }
 
 absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(

@@ -120,8 +120,7 @@ class SessionCore {
   absl::StatusOr<std::shared_ptr<const Resolved>> Build(const StepRequest& request,
                                                         std::string* placement_log);
   absl::Status Register(PartitionedStep partitioned, Plan* plan);
-  // Drops `plan` from the caches and deregisters its graphs, unless
-  // another step did first.
+  // Drops `plan` from the caches, unless another step did first.
   void Forget(const std::shared_ptr<const Plan>& plan);
   void Deregister(const Plan& plan);
   void Start(std::shared_ptr<const Resolved> resolved, const StepRequest& request,
