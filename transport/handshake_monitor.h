@@ -19,7 +19,7 @@ namespace rill::rpc_internal {
 // (its keys, or one side without CURVE), so such a refusal lasts; a
 // connection closed during a CURVE handshake with no reason (the client
 // holds the wrong server key) is retried, and a later success clears it.
-// Thread compatible: one thread reads the events (the client's I/O thread).
+// Thread compatible: the client calls it under its io_mu_.
 class HandshakeMonitor {
  public:
   // Starts watching `socket`, which must not have connected yet and must
