@@ -9,57 +9,11 @@
 #include "transport/rpc_internal.h"
 
 namespace rill::rpc_internal {
+namespace {
 
-absl::StatusOr<std::unique_ptr<HandshakeMonitor>> HandshakeMonitor::Start(
-    zmq::context_t& context, zmq::socket_t& socket, const std::string& address, bool curve) {
-  const std::string endpoint =
-      absl::StrFormat("inproc://rpc-client-handshakes-%p", static_cast<void*>(socket.handle()));
-  if (zmq_socket_monitor(socket.handle(), endpoint.c_str(),
-                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
-    return absl::InternalError(absl::StrFormat("cannot watch the connection to %s: %s", address,
-                                               zmq_strerror(zmq_errno())));
-  }
-  zmq::socket_t monitor(context, zmq::socket_type::pair);
-  monitor.connect(endpoint);
-  return std::unique_ptr<HandshakeMonitor>(
-      new HandshakeMonitor(socket.handle(), std::move(monitor), address, curve));
-}
-
-// Monitoring stops before monitor_ closes: libzmq leaks an event it fails
-// to send (one with a long endpoint is allocated).
-HandshakeMonitor::~HandshakeMonitor() { zmq_socket_monitor(watched_, nullptr, 0); }
-
-int HandshakeMonitor::fd() { return monitor_.get(zmq::sockopt::fd); }
-
-bool HandshakeMonitor::Read() {
-  const bool was_succeeded = succeeded_;
-  const bool was_refused = !refusal_.ok();
-  std::vector<zmq::message_t> event;
-  // Each event: [kind (uint16) and value (uint32), endpoint].
-  while (ReceiveFrames(monitor_, &event)) {
-    if (event.empty() || event[0].size() < 6) continue;
-    uint16_t kind;
-    uint32_t value;
-    std::memcpy(&kind, event[0].data(), sizeof(kind));
-    std::memcpy(&value, event[0].data<char>() + sizeof(kind), sizeof(value));
-    if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-      succeeded_ = true;
-      refusal_ = absl::OkStatus();
-      continue;
-    }
-    absl::Status refusal = Describe(kind, value, address_, curve_);
-    if (!refusal.ok()) {
-      succeeded_ = false;
-      refusal_ = std::move(refusal);
-    }
-  }
-  return succeeded_ != was_succeeded || refusal_.ok() == was_refused;
-}
-
-absl::Status HandshakeMonitor::Describe(uint16_t event, uint32_t value, const std::string& address,
-                                        bool curve) {
+// The refusal a handshake event stands for; OK for success and for events
+// that say nothing of one.
+absl::Status Describe(uint16_t event, uint32_t value, const std::string& address, bool curve) {
   switch (event) {
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
       // The value is the status code of the server's authenticator (ZAP).
@@ -109,6 +63,56 @@ absl::Status HandshakeMonitor::Describe(uint16_t event, uint32_t value, const st
     default:
       return absl::OkStatus();
   }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HandshakeMonitor>> HandshakeMonitor::Start(
+    zmq::context_t& context, zmq::socket_t& socket, const std::string& address, bool curve) {
+  const std::string endpoint =
+      absl::StrFormat("inproc://rpc-client-handshakes-%p", static_cast<void*>(socket.handle()));
+  if (zmq_socket_monitor(socket.handle(), endpoint.c_str(),
+                         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                             ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
+    return absl::InternalError(absl::StrFormat("cannot watch the connection to %s: %s", address,
+                                               zmq_strerror(zmq_errno())));
+  }
+  zmq::socket_t monitor(context, zmq::socket_type::pair);
+  monitor.connect(endpoint);
+  return std::unique_ptr<HandshakeMonitor>(
+      new HandshakeMonitor(socket.handle(), std::move(monitor), address, curve));
+}
+
+// Monitoring stops before monitor_ closes: libzmq leaks an event it fails
+// to send (one with a long endpoint is allocated).
+HandshakeMonitor::~HandshakeMonitor() { zmq_socket_monitor(watched_, nullptr, 0); }
+
+int HandshakeMonitor::fd() { return monitor_.get(zmq::sockopt::fd); }
+
+bool HandshakeMonitor::Read() {
+  const bool was_succeeded = succeeded_;
+  const bool was_refused = !refusal_.ok();
+  std::vector<zmq::message_t> event;
+  // Each event: [kind (uint16) and value (uint32), endpoint].
+  while (ReceiveFrames(monitor_, &event)) {
+    if (event.empty() || event[0].size() < 6) continue;
+    uint16_t kind;
+    uint32_t value;
+    std::memcpy(&kind, event[0].data(), sizeof(kind));
+    std::memcpy(&value, event[0].data<char>() + sizeof(kind), sizeof(value));
+    if (kind == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      succeeded_ = true;
+      refusal_ = absl::OkStatus();
+      continue;
+    }
+    absl::Status refusal = Describe(kind, value, address_, curve_);
+    if (!refusal.ok()) {
+      succeeded_ = false;
+      refusal_ = std::move(refusal);
+    }
+  }
+  return succeeded_ != was_succeeded || refusal_.ok() == was_refused;
 }
 
 }  // namespace rill::rpc_internal

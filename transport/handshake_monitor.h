@@ -3,7 +3,6 @@
 #ifndef RILL_TRANSPORT_HANDSHAKE_MONITOR_H_
 #define RILL_TRANSPORT_HANDSHAKE_MONITOR_H_
 
-#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -44,11 +43,6 @@ class HandshakeMonitor {
   bool succeeded() const { return succeeded_; }
   // Why the server refused this client, while it does; OK otherwise.
   const absl::Status& refusal() const { return refusal_; }
-
-  // The refusal a handshake event stands for (OK for success and events
-  // that say nothing of one), as Read words it.
-  static absl::Status Describe(uint16_t event, uint32_t value, const std::string& address,
-                               bool curve);
 
  private:
   HandshakeMonitor(void* watched, zmq::socket_t monitor, std::string address, bool curve)

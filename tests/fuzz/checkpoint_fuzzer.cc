@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,10 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<std::string_view> parts =
       fuzz::Split(fuzz::AsView(data, size), fuzz::kPartSeparator);
   if (parts.size() < 2) return 0;
-  // A fresh directory, so that no file of an earlier input is read.
-  const std::string dir = fuzz::ScratchDir() + "/checkpoint";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directory(dir);
+  const std::string dir = fuzz::FreshScratchDir("checkpoint");
   const std::string prefix = dir + "/ckpt";
   fuzz::WriteIndex(parts, io::IndexFilename(prefix));
   fuzz::WriteDataFiles(prefix, parts[0]);

@@ -8,7 +8,6 @@
 // SummaryWriter writes reads back as events.
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,9 +66,7 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rill;
   const std::string_view input = fuzz::AsView(data, size);
-  const std::string dir = fuzz::ScratchDir() + "/events";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directory(dir);
+  const std::string dir = fuzz::FreshScratchDir("events");
   const std::string path = dir + "/events.out.tfevents";
   const bool framed = input.starts_with(fuzz::kPartSeparator);
   std::vector<std::string_view> payloads;

@@ -77,6 +77,13 @@ const std::string& ScratchDir() {
   return *dir;
 }
 
+std::string FreshScratchDir(const std::string& name) {
+  const std::string dir = ScratchDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  return dir;
+}
+
 void WriteFile(const std::string& path, std::string_view bytes) {
   // A new file rather than a truncated one: ext4 flushes a file rewritten
   // after truncation when it is closed, which costs milliseconds per input.

@@ -31,6 +31,9 @@ inline std::string_view AsView(const uint8_t* data, size_t size) {
 // A directory of this process's own under $TMPDIR (else /dev/shm, else
 // /tmp), made on first use and removed at exit.
 const std::string& ScratchDir();
+// ScratchDir()/name, emptied (made when missing), so that no file of an
+// earlier input is read.
+std::string FreshScratchDir(const std::string& name);
 // Writes `bytes` to `path`, replacing it.
 void WriteFile(const std::string& path, std::string_view bytes);
 // Writes `bytes` to ScratchDir()/name, replacing it; returns the path.
