@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 shift || true
-all_targets=(graph_def wire_message worker_service master_service npy tensor_json cluster_spec
+all_targets=(graph_def wire_message zmtp_stream worker_service master_service npy tensor_json cluster_spec
              tf_config checkpoint event_file)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")

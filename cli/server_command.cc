@@ -38,8 +38,13 @@ constexpr char kUsage[] =
     "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n"
     "Limits on what peers can make the server hold (each is logged when it trips):\n"
     "  --max_calls_per_connection N   calls whose replies are not written yet (4096)\n"
-    "  --max_bytes_per_connection N   and their bytes (8 GiB)\n"
-    "  --max_connections N            connections open at once (1024)\n"
+    "  --max_bytes_per_connection N   bytes one connection makes it hold: the message it\n"
+    "                                 sends, its calls' requests and replies (1 GiB, or\n"
+    "                                 --max_tensor_bytes and 64 MiB when that is less)\n"
+    "  --max_buffered_bytes N         bytes held for all connections (a quarter of memory)\n"
+    "  --max_connections N            connections open at once (1024); a new one takes the\n"
+    "                                 place of one idle past --connection_idle_timeout\n"
+    "  --connection_idle_timeout SECS a handshake or message stalled this long is dropped (10)\n"
     "  --max_pending_steps N          steps pushed to that have not begun here (1024)\n"
     "  --max_pending_bytes N          and their tensors' bytes (4 GiB)\n"
     "  --pending_step_timeout SECS    after which those steps are dropped (60)\n"
@@ -79,9 +84,14 @@ absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
     field = absl::Seconds(value);
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(count("max_calls_per_connection", limits.connections.max_calls_per_peer));
-  RETURN_IF_ERROR(count("max_bytes_per_connection", limits.connections.max_bytes_per_peer));
+  RETURN_IF_ERROR(
+      count("max_calls_per_connection", limits.connections.max_calls_per_connection));
+  RETURN_IF_ERROR(
+      count("max_bytes_per_connection", limits.connections.max_bytes_per_connection));
+  RETURN_IF_ERROR(count("max_buffered_bytes", limits.connections.max_buffered_bytes));
   RETURN_IF_ERROR(count("max_connections", limits.connections.max_connections));
+  RETURN_IF_ERROR(
+      seconds("connection_idle_timeout", limits.connections.idle_timeout, false));
   RETURN_IF_ERROR(count("max_pending_steps", limits.pending_pushes.max_steps));
   RETURN_IF_ERROR(count("max_pending_bytes", limits.pending_pushes.max_bytes));
   RETURN_IF_ERROR(seconds("pending_step_timeout", limits.pending_pushes.deadline, false));
@@ -98,7 +108,9 @@ absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
 
 constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
                                        "max_bytes_per_connection",
+                                       "max_buffered_bytes",
                                        "max_connections",
+                                       "connection_idle_timeout",
                                        "max_pending_steps",
                                        "max_pending_bytes",
                                        "pending_step_timeout",

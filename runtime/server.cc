@@ -135,6 +135,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& option
                                                      const std::string& bind_address) {
   auto server = std::unique_ptr<Server>(new Server());
   ASSIGN_OR_RETURN(server->curve_, CurveKeysOf(options));
+  // Before the transport starts: its per-connection limit follows it.
+  if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
@@ -153,7 +155,6 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   target_ = "zmq://" + address;
   std::FILE* log = options.log != nullptr ? options.log : stderr;
   log_ = log;
-  if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
 
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, curve_);
   if (curve_ == nullptr && !IsLoopback(bind_address)) {

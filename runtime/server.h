@@ -29,9 +29,9 @@ namespace rill {
 // What peers can make a server hold. Every limit is logged when it trips;
 // the defaults are far above what training needs.
 struct ServerLimits {
-  // Per connection: calls whose replies are not written yet, and their
-  // bytes; and connections open at once.
-  PeerLimitOptions connections;
+  // Per connection: calls whose replies are not written yet and the bytes
+  // held; bytes held for all connections; connections open at once.
+  ConnectionLimitOptions connections;
   // Tensors pushed for steps that have not begun here.
   PendingPushLimits pending_pushes;
   // Sessions unused this long are closed (clients renew theirs).

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   g++ meson ninja-build pkg-config
   protobuf-compiler libprotobuf-dev
-  libzmq3-dev cppzmq-dev
+  libzmq3-dev cppzmq-dev libsodium-dev
   libeigen3-dev libfmt-dev libabsl-dev zlib1g-dev libleveldb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev dataset-fashion-mnist graphviz

@@ -1,13 +1,11 @@
-// ZeroMQ CURVE for rill's sockets: a process's key pair and the public
-// keys it trusts, kept in a key directory, and the socket settings that use them.
+// ZeroMQ CURVE for rill's connections: a process's key pair and the public
+// keys it trusts, kept in a key directory, and a client socket's settings.
 #ifndef RILL_TRANSPORT_CURVE_H_
 #define RILL_TRANSPORT_CURVE_H_
 
-#include <atomic>
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -46,36 +44,9 @@ absl::StatusOr<CurveKeys> LoadCurveKeys(const std::string& dir);
 // Returns the new public key.
 absl::StatusOr<std::string> WriteCurveKeys(const std::string& dir, const std::string& server_dir);
 
-// Socket settings: a client authenticates itself and the server; a server
-// encrypts and asks the authenticator (below) about every client.
+// A client socket's settings: it authenticates itself and the server.
+// (Servers speak CURVE themselves: transport/zmtp/curve_server.h.)
 void UseCurveAsClient(zmq::socket_t& socket, const CurveKeys& keys);
-void UseCurveAsServer(zmq::socket_t& socket, const CurveKeys& keys);
-
-// Answers ZeroMQ's authentication requests (ZAP) for the server sockets of
-// one context: a CURVE client whose public key is authorized is let in,
-// any other client is refused before it can send a message. Must be
-// started before those sockets bind, and destroyed before the context.
-class CurveAuthenticator {
- public:
-  static absl::StatusOr<std::unique_ptr<CurveAuthenticator>> Start(zmq::context_t& context,
-                                                                   const CurveKeys& keys);
-  ~CurveAuthenticator();
-  CurveAuthenticator(const CurveAuthenticator&) = delete;
-  CurveAuthenticator& operator=(const CurveAuthenticator&) = delete;
-
-  // Clients refused so far.
-  int refused() const { return refused_.load(std::memory_order_relaxed); }
-
- private:
-  CurveAuthenticator(zmq::socket_t socket, std::set<std::string> authorized);
-  void Loop();
-
-  zmq::socket_t socket_;
-  const std::set<std::string> authorized_;  // Z85.
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> refused_{0};
-  std::thread thread_;
-};
 
 }  // namespace rill
 

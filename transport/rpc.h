@@ -1,6 +1,7 @@
-// RPC over ZeroMQ: an RpcServer binds one ROUTER socket (plus an ipc://
-// endpoint for peers on the same machine); an RpcClient talks to one peer
-// through a DEALER, with many calls in flight, deadlines and heartbeats.
+// RPC over ZeroMQ: an RpcServer listens on one tcp port (plus an ipc://
+// endpoint for peers on the same machine) and speaks ZeroMQ's protocol to
+// its clients; an RpcClient talks to one peer through a DEALER, with many
+// calls in flight, deadlines and heartbeats.
 #ifndef RILL_TRANSPORT_RPC_H_
 #define RILL_TRANSPORT_RPC_H_
 
@@ -17,7 +18,7 @@
 #include "absl/time/time.h"
 #include "graph/tensor.h"
 #include "transport/curve.h"
-#include "transport/peer_limits.h"
+#include "transport/connection_limits.h"
 
 namespace rill {
 
@@ -41,15 +42,13 @@ struct RpcServerOptions {
   // Also bind an ipc:// endpoint (a socket file in the temporary
   // directory) that clients on this machine use instead of tcp.
   bool bind_ipc = true;
-  // A peer sending more than this in one frame is disconnected.
-  int64_t max_message_bytes = int64_t{4} << 30;
   // Threads that run handlers (the socket thread never blocks on one).
   int handler_threads = 2;
   // With keys, every endpoint speaks CURVE: only clients whose public key
   // is authorized get in, and everything is encrypted.
   std::shared_ptr<const CurveKeys> curve;
-  // What one connection may make the server hold, and how many may be open.
-  PeerLimitOptions limits;
+  // What connections may make the server hold, and how many may be open.
+  ConnectionLimitOptions limits;
   // Where limits that trip are logged; null: stderr.
   std::FILE* log = nullptr;
 };

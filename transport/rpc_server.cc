@@ -1,22 +1,23 @@
-// The server: one socket thread owns the ROUTER (ZeroMQ sockets are not
-// thread-safe) and answers the built-in methods; handlers run on worker
-// threads (or on the socket thread, for inline methods) and post their
-// replies to an outbox, which sends them itself while the socket thread
-// waits, or queues them for it. Every call holds a ticket against its
-// connection's limits until ZeroMQ has written its reply; a socket monitor
-// counts the connections.
-#include <ifaddrs.h>
-#include <netdb.h>
-#include <poll.h>
+// The server: one socket thread owns the listening sockets and reads every
+// connection (epoll); it answers the built-in methods and hands calls to
+// worker threads, or runs inline methods itself. Replies are written by
+// whichever thread makes them when the socket takes them, else by the
+// socket thread once it is writable. The server speaks ZMTP itself (its
+// clients are ZeroMQ DEALERs) so that it sees every frame as it arrives and
+// keeps nothing a message's header did not declare or a limit does not
+// allow; CURVE is spoken the same way.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
-#include <zmq.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -25,98 +26,31 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
+#include "transport/connection_limits.h"
+#include "transport/connection_table.h"
 #include "transport/ipc_directory.h"
+#include "transport/listen_socket.h"
 #include "transport/rpc.h"
 #include "transport/rpc_internal.h"
+#include "transport/server_connection.h"
 #include "transport/wire.h"
+#include "transport/zmtp/curve_server.h"
 
 namespace rill {
 namespace {
 
 using rpc_internal::Wakeup;
 
-// Messages read per wakeup before the outbox gets a turn.
-constexpr int kReceiveBatch = 64;
+constexpr uint64_t kTcpListener = 1;
+constexpr uint64_t kIpcListener = 2;
+constexpr uint64_t kWakeupId = 3;
+constexpr uint64_t kFirstConnection = 16;
+// Bytes read from one connection per turn, so that one fast sender does
+// not hold the others back.
+constexpr size_t kReadBudget = size_t{1} << 20;
 
-// Where replies go. The socket thread owns the ROUTER except while it
-// waits in poll (on the socket's ZMQ_FD, not the socket); then another
-// thread may send a reply itself under send_mu(). A reply that finds the
-// socket busy waits in a queue for the socket thread, woken through an
-// eventfd. Shared with the RpcDone callbacks, which may outlive the
-// server. Thread safety: Post from any thread.
-class Outbox {
- public:
-  Outbox(std::unique_ptr<Wakeup> wakeup, zmq::socket_t* router)
-      : wakeup_(std::move(wakeup)), router_(router) {}
-
-  // Called by the socket thread before it polls.
-  void SetSocketThread() { socket_thread_ = std::this_thread::get_id(); }
-  // Held by the socket thread whenever it uses the router.
-  absl::Mutex& send_mu() ABSL_LOCK_RETURNED(send_mu_) { return send_mu_; }
-
-  void Post(std::vector<zmq::message_t> frames) {
-    // The socket thread itself sends what it posted once its handler
-    // returns (TakeQueued).
-    const bool on_socket_thread = std::this_thread::get_id() == socket_thread_;
-    if (!on_socket_thread && send_mu_.TryLock()) {
-      bool input = false;
-      const bool open = router_ != nullptr;
-      if (open) {
-        rpc_internal::SendFrames(*router_, frames);
-        input = rpc_internal::HasInput(*router_);
-      }
-      send_mu_.Unlock();
-      if (input) wakeup_->Signal();
-      return;
-    }
-    bool was_empty;
-    {
-      absl::MutexLock lock(&mu_);
-      if (closed_) return;
-      was_empty = queue_.empty();
-      queue_.push_back(std::move(frames));
-    }
-    if (was_empty && !on_socket_thread) wakeup_->Signal();
-  }
-  std::vector<std::vector<zmq::message_t>> Take() {
-    wakeup_->Drain();
-    return TakeQueued();
-  }
-  // As Take, for the socket thread after a handler ran on it.
-  std::vector<std::vector<zmq::message_t>> TakeQueued() {
-    std::vector<std::vector<zmq::message_t>> taken;
-    absl::MutexLock lock(&mu_);
-    taken.swap(queue_);
-    return taken;
-  }
-  // Later posts are dropped; wakes the socket thread to see `stopping`.
-  void Close() {
-    {
-      absl::MutexLock lock(&send_mu_);
-      router_ = nullptr;
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      closed_ = true;
-      queue_.clear();
-    }
-    wakeup_->Signal();
-  }
-  int fd() const { return wakeup_->fd(); }
-
- private:
-  const std::unique_ptr<Wakeup> wakeup_;
-  std::thread::id socket_thread_;  // Written before the socket thread polls.
-  absl::Mutex send_mu_;
-  zmq::socket_t* router_ ABSL_GUARDED_BY(send_mu_);  // Null once closed.
-  absl::Mutex mu_;
-  std::vector<std::vector<zmq::message_t>> queue_ ABSL_GUARDED_BY(mu_);
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader header,
-                                        const absl::Status& status, RpcMessage reply,
-                                        PeerLimits::Ticket ticket) {
+std::vector<zmq::message_t> ReplyFrames(RpcHeader header, const absl::Status& status,
+                                        RpcMessage reply, ConnectionLoad::Ticket& ticket) {
   header.set_is_reply(true);
   header.clear_method();
   header.clear_body();
@@ -138,39 +72,15 @@ std::vector<zmq::message_t> ReplyFrames(const std::string& identity, RpcHeader h
   header.set_status_code(static_cast<int>(result.code()));
   header.set_status_message(std::string(result.message()));
   std::vector<zmq::message_t> frames;
-  frames.reserve(tensor_frames.size() + 2);
-  frames.emplace_back(identity.data(), identity.size());
+  frames.reserve(tensor_frames.size() + 1);
   frames.push_back(EncodeHeader(header));
-  for (zmq::message_t& frame : tensor_frames) frames.push_back(std::move(frame));
-  ticket.AddBytes(FrameBytes(frames));
-  AttachTicket(frames, std::move(ticket));
-  return frames;
-}
-
-// The addresses of this machine's interfaces, as ZeroMQ writes a peer's
-// ("127.0.0.1", "::1").
-absl::flat_hash_set<std::string> LocalAddresses() {
-  absl::flat_hash_set<std::string> addresses;
-  ifaddrs* interfaces = nullptr;
-  if (getifaddrs(&interfaces) != 0) return addresses;
-  for (ifaddrs* i = interfaces; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr) continue;
-    const int family = i->ifa_addr->sa_family;
-    if (family != AF_INET && family != AF_INET6) continue;
-    char host[NI_MAXHOST];
-    const socklen_t size = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-    if (getnameinfo(i->ifa_addr, size, host, sizeof(host), nullptr, 0, NI_NUMERICHOST) == 0) {
-      addresses.insert(host);
-    }
+  int64_t bytes = static_cast<int64_t>(frames[0].size());
+  for (zmq::message_t& frame : tensor_frames) {
+    bytes += static_cast<int64_t>(frame.size());
+    frames.push_back(std::move(frame));
   }
-  freeifaddrs(interfaces);
-  return addresses;
-}
-
-// A message property, or "" when ZeroMQ has none (an ipc peer's address).
-std::string MessageProperty(const zmq::message_t& frame, const char* name) {
-  const char* value = zmq_msg_gets(frame.handle(), name);
-  return value == nullptr ? std::string() : std::string(value);
+  ticket.Add(bytes);
+  return frames;
 }
 
 }  // namespace
@@ -178,80 +88,80 @@ std::string MessageProperty(const zmq::message_t& frame, const char* name) {
 class RpcServer::Impl {
  public:
   explicit Impl(const RpcServerOptions& options)
-      : limit_options_(options.limits),
-        log_(options.log),
-        router_(context_, zmq::socket_type::router),
-        monitor_(context_, zmq::socket_type::pair),
-        workers_(std::in_place, std::max(options.handler_threads, 1)) {}
+      : options_(options),
+        log_(options.log != nullptr ? options.log : stderr),
+        workers_(std::in_place, std::max(options.handler_threads, 1)) {
+    events_.message = [this](uint64_t id, zmtp::ReceivedMessage message) {
+      OnMessage(id, std::move(message));
+    };
+    events_.refused = [this](uint64_t id, const RpcHeader& header, absl::Status why) {
+      Reply(id, header, why, {}, ConnectionLoad::Ticket());
+    };
+    events_.want_output = [this](uint64_t id, int fd, bool wanted) {
+      epoll_event event{};
+      event.events = EPOLLIN | (wanted ? EPOLLOUT : 0u);
+      event.data.u64 = id;
+      epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event);
+    };
+  }
 
   ~Impl() {
     stopping_.store(true, std::memory_order_release);  // Read by workers and the socket thread.
-    if (outbox_ != nullptr) outbox_->Close();
+    if (wakeup_ != nullptr) wakeup_->Signal();
     if (socket_thread_.joinable()) socket_thread_.join();
+    // The socket thread closed every connection: replies still to come
+    // are dropped.
     workers_.reset();  // Runs the queued tasks, which see stopping_ and skip.
-    // Monitoring stops before its socket closes: libzmq leaks an event it
-    // fails to send (one with a long endpoint, an ipc path, is allocated).
-    zmq_socket_monitor(router_.handle(), nullptr, 0);
-    monitor_.close();
-    router_.close();
+    connections_.reset();
+    for (int fd : {tcp_fd_, ipc_fd_, epoll_fd_}) {
+      if (fd >= 0) close(fd);
+    }
     if (!ipc_directory_.empty()) {
       unlink((ipc_directory_ + "/rpc.sock").c_str());
       rmdir(ipc_directory_.c_str());
     }
   }
 
-  absl::Status Start(const RpcServerOptions& options) {
-    const std::string& address = options.bind_address;
+  absl::Status Start() {
+    const std::string& address = options_.bind_address;
     if (!address.starts_with("tcp://")) {
       return absl::InvalidArgumentError(
           absl::StrFormat("bind address '%s' does not start with tcp://", address));
     }
-    RETURN_IF_ERROR(
-        rpc_internal::CheckHostPort(std::string_view(address).substr(6), "bind address"));
-    ASSIGN_OR_RETURN(std::unique_ptr<Wakeup> wakeup, Wakeup::Create());
-    outbox_ = std::make_shared<Outbox>(std::move(wakeup), &router_);
-    rpc_internal::ConfigureSocket(router_, options.max_message_bytes);
-    if (options.curve != nullptr) {
-      ASSIGN_OR_RETURN(authenticator_, CurveAuthenticator::Start(context_, *options.curve));
-      UseCurveAsServer(router_, *options.curve);
+    if (options_.curve != nullptr) {
+      ASSIGN_OR_RETURN(curve_, zmtp::CurveServerKeys::FromZ85(*options_.curve));
     }
-    const std::string monitor_endpoint =
-        absl::StrFormat("inproc://rpc-server-monitor-%p", static_cast<void*>(this));
-    if (zmq_socket_monitor(router_.handle(), monitor_endpoint.c_str(),
-                           ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0) {
-      return absl::InternalError(
-          absl::StrFormat("cannot monitor the server's socket: %s", zmq_strerror(zmq_errno())));
+    ASSIGN_OR_RETURN(wakeup_, Wakeup::Create());
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("cannot create an epoll instance: %s", std::strerror(errno)));
     }
-    monitor_.connect(monitor_endpoint);
-    try {
-      router_.bind(address);
-    } catch (const zmq::error_t& e) {
-      const std::string message = absl::StrFormat("cannot bind %s: %s", address, e.what());
-      return e.num() == EADDRINUSE || e.num() == EADDRNOTAVAIL || e.num() == EACCES
-                 ? absl::UnavailableError(message)
-                 : absl::InvalidArgumentError(message);
-    }
-    const std::string endpoint = router_.get(zmq::sockopt::last_endpoint);
-    port_ = std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
-    peer_limits_ = PeerLimits::Create(limit_options_, port_, log_);
-    connections_.emplace(limit_options_.max_connections, port_, log_);
-    local_addresses_ = LocalAddresses();
+    ASSIGN_OR_RETURN(tcp_fd_, rpc_internal::ListenTcp(address.substr(6)));
+    port_ = rpc_internal::BoundPort(tcp_fd_);
+    load_ = ServerLoad::Create(options_.limits, port_, log_);
+    connections_.emplace(load_->options(), port_, log_,
+                         [this](int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); });
+    local_addresses_ = rpc_internal::LocalAddresses();
     HelloReply hello;
     hello.set_host_id(rpc_internal::LocalHostId());
-    if (options.bind_ipc) {
+    if (options_.bind_ipc) {
       ASSIGN_OR_RETURN(ipc_directory_,
                        rpc_internal::MakeIpcDirectory(rpc_internal::IpcBaseDirectory()));
+      ASSIGN_OR_RETURN(ipc_fd_, rpc_internal::ListenIpc(ipc_directory_ + "/rpc.sock"));
       ipc_endpoint_ = "ipc://" + ipc_directory_ + "/rpc.sock";
-      try {
-        router_.bind(ipc_endpoint_);
-      } catch (const zmq::error_t& e) {
-        return absl::UnavailableError(
-            absl::StrFormat("cannot bind %s: %s", ipc_endpoint_, e.what()));
-      }
       hello.set_ipc_endpoint(ipc_endpoint_);
     }
     local_hello_ = hello.SerializeAsString();
-    socket_thread_ = std::thread([this] { SocketLoop(); });
+    Watch(tcp_fd_, kTcpListener, EPOLLIN);
+    if (ipc_fd_ >= 0) Watch(ipc_fd_, kIpcListener, EPOLLIN);
+    Watch(wakeup_->fd(), kWakeupId, EPOLLIN);
+    try {
+      socket_thread_ = std::thread([this] { SocketLoop(); });
+    } catch (const std::system_error& e) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("cannot start the server's socket thread: %s", e.what()));
+    }
     return absl::OkStatus();
   }
 
@@ -283,123 +193,170 @@ class RpcServer::Impl {
 
  private:
   struct Request {
-    std::string identity;
+    std::shared_ptr<ServerConnection> connection;
     RpcHeader header;
-    std::vector<zmq::message_t> frames;  // [header, tensors...]
+    std::vector<zmq::message_t> frames;  // One per tensor.
     absl::Time deadline;
-    PeerLimits::Ticket ticket;
+    ConnectionLoad::Ticket ticket;
   };
 
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
 
+  void Watch(int fd, uint64_t id, uint32_t events) {
+    epoll_event event{};
+    event.events = events;
+    event.data.u64 = id;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event);
+  }
+
   void SocketLoop() {
-    const int router_fd = router_.get(zmq::sockopt::fd);
-    const int monitor_fd = monitor_.get(zmq::sockopt::fd);
-    std::vector<zmq::message_t> frames;
-    const auto send = [this](std::vector<std::vector<zmq::message_t>> replies) {
-      for (std::vector<zmq::message_t>& reply : replies) rpc_internal::SendFrames(router_, reply);
-    };
-    outbox_->SetSocketThread();
-    bool more = false;  // The router may hold more than one batch.
+    constexpr int kMaxEvents = 256;
+    epoll_event events[kMaxEvents];
+    std::vector<uint64_t> more;  // Connections that stopped at their read budget.
+    absl::Time next_check = absl::Now();
     while (!stopping()) {
-      pollfd fds[3] = {
-          {router_fd, POLLIN, 0}, {outbox_->fd(), POLLIN, 0}, {monitor_fd, POLLIN, 0}};
-      poll(fds, 3, more ? 0 : -1);  // EINTR only; the turn below is harmless.
-      // Before the messages: a connection's ACCEPTED comes before its first.
-      CountConnections();
-      absl::MutexLock lock(&outbox_->send_mu());
-      if (fds[1].revents & POLLIN) send(outbox_->Take());
-      // Every turn, not only when ZMQ_FD fired: another thread's send may
-      // have taken in its notification.
-      int i = 0;
-      for (; i < kReceiveBatch && rpc_internal::ReceiveFrames(router_, &frames); ++i) {
-        OnMessage(std::move(frames));
-        frames = std::vector<zmq::message_t>();
-        send(outbox_->TakeQueued());
+      const absl::Time now = absl::Now();
+      int timeout = 0;
+      if (more.empty()) {
+        timeout = static_cast<int>(
+            std::clamp(absl::ToInt64Milliseconds(next_check - now), int64_t{0}, int64_t{1000}));
       }
-      more = i == kReceiveBatch;
+      const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
+      std::vector<uint64_t> ready;
+      ready.swap(more);
+      for (int i = 0; i < n; ++i) {
+        const uint64_t id = events[i].data.u64;
+        if (id == kTcpListener || id == kIpcListener) {
+          Accept(id == kTcpListener ? tcp_fd_ : ipc_fd_, id == kIpcListener);
+        } else if (id == kWakeupId) {
+          wakeup_->Drain();
+        } else {
+          std::shared_ptr<ServerConnection> connection = connections_->Find(id);
+          if (connection == nullptr) continue;
+          if (events[i].events & EPOLLOUT) connection->Flush();
+          if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ready.push_back(id);
+        }
+      }
+      for (uint64_t id : ready) {
+        std::shared_ptr<ServerConnection> connection = connections_->Find(id);
+        if (connection == nullptr) continue;
+        bool again = false;
+        absl::Status status = connection->Read(kReadBudget, &again);
+        if (!status.ok()) {
+          connections_->Drop(id, status);
+        } else if (again) {
+          more.push_back(id);
+        }
+      }
+      if (absl::Now() >= next_check) {
+        connections_->Check(absl::Now());
+        next_check = absl::Now() + std::clamp(options_.limits.idle_timeout / 4,
+                                              absl::Milliseconds(50), absl::Seconds(1));
+      }
+      if (accept_paused_ && absl::Now() >= accept_resume_) {
+        accept_paused_ = false;
+        Watch(tcp_fd_, kTcpListener, EPOLLIN);
+        if (ipc_fd_ >= 0) Watch(ipc_fd_, kIpcListener, EPOLLIN);
+      }
     }
+    connections_->CloseAll();
   }
 
-  void SendNow(const std::string& identity, const RpcHeader& request, const absl::Status& status,
-               RpcMessage reply, PeerLimits::Ticket ticket) {
-    std::vector<zmq::message_t> frames =
-        ReplyFrames(identity, request, status, std::move(reply), std::move(ticket));
-    rpc_internal::SendFrames(router_, frames);
-  }
-
-  // The monitor's events: [event (uint16) and value (uint32), endpoint].
-  void CountConnections() {
-    std::vector<zmq::message_t> event;
-    while (rpc_internal::ReceiveFrames(monitor_, &event)) {
-      if (event.empty() || event[0].size() < 6) continue;
-      uint16_t kind;
-      int32_t fd;
-      std::memcpy(&kind, event[0].data(), sizeof(kind));
-      std::memcpy(&fd, event[0].data<char>() + sizeof(kind), sizeof(fd));
-      if (kind == ZMQ_EVENT_ACCEPTED) connections_->Accepted(fd);
-      if (kind == ZMQ_EVENT_DISCONNECTED) connections_->Disconnected(fd);
+  void Accept(int listener, bool ipc) {
+    for (;;) {
+      sockaddr_storage address{};
+      socklen_t length = sizeof(address);
+      const int fd = accept4(listener, reinterpret_cast<sockaddr*>(&address), &length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: stop listening for a moment rather than
+          // spin on a connection that cannot be taken.
+          absl::FPrintF(log_,
+                        "rpc server :%d: cannot accept a connection (%s, %d open): pausing new "
+                        "connections for 100 ms\n",
+                        port_, std::strerror(errno), static_cast<int>(connections_->size()));
+          std::fflush(log_);
+          epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, tcp_fd_, nullptr);
+          if (ipc_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, ipc_fd_, nullptr);
+          accept_paused_ = true;
+          accept_resume_ = absl::Now() + absl::Milliseconds(100);
+        }
+        return;
+      }
+      rpc_internal::PeerName peer{"ipc", true};
+      if (!ipc) {
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        peer = rpc_internal::NamePeer(address, local_addresses_);
+      }
+      const uint64_t id = next_id_++;
+      auto connection = std::make_shared<ServerConnection>(
+          fd, id, peer.address, peer.local, load_->Connect(peer.address), curve_, &events_);
+      Watch(fd, id, EPOLLIN);
+      connections_->Add(std::move(connection));
     }
   }
 
   // What `_hello` tells a connection: this machine's id and ipc endpoint
   // only to a peer on this machine, which may use them.
-  std::string HelloFor(const zmq::message_t& frame) const {
-    const std::string address = MessageProperty(frame, "Peer-Address");
-    const bool local = address.empty() || address.starts_with("127.") || address == "::1" ||
-                       local_addresses_.contains(address);
-    return local ? local_hello_ : std::string();
+  std::string HelloFor(const ServerConnection& connection) const {
+    return connection.local() ? local_hello_ : std::string();
+  }
+
+  void Reply(uint64_t id, const RpcHeader& request, const absl::Status& status, RpcMessage reply,
+             ConnectionLoad::Ticket ticket) {
+    std::shared_ptr<ServerConnection> connection = connections_->Find(id);
+    if (connection == nullptr) return;
+    std::vector<zmq::message_t> frames = ReplyFrames(request, status, std::move(reply), ticket);
+    connection->Send(std::move(frames), std::move(ticket));
   }
 
   // Runs on the socket thread: admits the call against its connection's
-  // limits, answers what needs no handler, hands the rest to a worker. A
-  // message without a readable request id is dropped.
-  void OnMessage(std::vector<zmq::message_t> frames) {
-    if (frames.size() < 2) return;
-    absl::StatusOr<RpcHeader> header = DecodeHeader(frames[1]);
-    if (!header.ok() || header->is_reply()) return;
-    std::string identity(frames[0].data<char>(), frames[0].size());
-    PeerLimits::Admission admission = peer_limits_->Admit(
-        identity, MessageProperty(frames[1], "Peer-Address"), FrameBytes(frames));
+  // limits, answers what needs no handler, hands the rest to a worker.
+  void OnMessage(uint64_t id, zmtp::ReceivedMessage message) {
+    std::shared_ptr<ServerConnection> connection = connections_->Find(id);
+    if (connection == nullptr) return;
+    ConnectionLoad::Admission admission =
+        connection->load().AdmitCall(std::move(message.ticket));
     if (!admission.ticket) return;  // It does not even read its refusals.
-    PeerLimits::Ticket& ticket = admission.ticket;
-    if (!admission.refusal.ok()) {
-      return SendNow(identity, *header, admission.refusal, {}, std::move(ticket));
+    ConnectionLoad::Ticket& ticket = admission.ticket;
+    RpcHeader& header = message.header;
+    if (!admission.refusal.ok()) return Reply(id, header, admission.refusal, {}, std::move(ticket));
+    if (connection->over_cap()) {
+      return Reply(id, header,
+                   absl::ResourceExhaustedError(absl::StrFormat(
+                       "the server at port %d serves at most %d connections at once and has %d "
+                       "open, none idle for %s; try again when one closes",
+                       port_, options_.limits.max_connections, connections_->served(),
+                       absl::FormatDuration(options_.limits.idle_timeout))),
+                   {}, std::move(ticket));
     }
-    int fd = -1;
-    try {
-      fd = frames[1].get(ZMQ_SRCFD);
-    } catch (const zmq::error_t&) {
-    }
-    if (absl::Status refused = connections_->Check(fd); !refused.ok()) {
-      return SendNow(identity, *header, refused, {}, std::move(ticket));
-    }
-    const std::string& method = header->method();
-    if (method == "_ping") return SendNow(identity, *header, absl::OkStatus(), {}, std::move(ticket));
+    const std::string& method = header.method();
+    if (method == "_ping") return Reply(id, header, absl::OkStatus(), {}, std::move(ticket));
     if (method == "_hello") {
-      return SendNow(identity, *header, absl::OkStatus(), {HelloFor(frames[1]), {}},
-                     std::move(ticket));
+      return Reply(id, header, absl::OkStatus(), {HelloFor(*connection), {}}, std::move(ticket));
     }
     // Acquire: pairs with the release in Serve.
     const MethodTable* table = served_.load(std::memory_order_acquire);
     if (table == nullptr) {
-      return SendNow(identity, *header, absl::UnavailableError("the server is still starting"), {},
-                     std::move(ticket));
+      return Reply(id, header, absl::UnavailableError("the server is still starting"), {},
+                   std::move(ticket));
     }
     const auto found = table->find(method);
     if (found == table->end()) {
-      return SendNow(identity, *header,
-                     absl::UnimplementedError(absl::StrFormat(
-                         "unknown method '%s' on the server at port %d", method, port_)),
-                     {}, std::move(ticket));
+      return Reply(id, header,
+                   absl::UnimplementedError(absl::StrFormat(
+                       "unknown method '%s' on the server at port %d", method, port_)),
+                   {}, std::move(ticket));
     }
     const RpcMethod* handler = &found->second;
     auto request = std::make_shared<Request>();
-    request->identity = std::move(identity);
-    request->header = *std::move(header);
+    request->connection = std::move(connection);
+    request->header = std::move(header);
+    request->frames = std::move(message.tensor_frames);
     request->ticket = std::move(ticket);
-    frames.erase(frames.begin());
-    request->frames = std::move(frames);
     request->deadline = request->header.timeout_micros() > 0
                             ? absl::Now() + absl::Microseconds(request->header.timeout_micros())
                             : absl::InfiniteFuture();
@@ -411,16 +368,17 @@ class RpcServer::Impl {
   void RunHandler(const RpcMethod& method, Request request) {
     // A caller that has given up would ignore the reply.
     if (stopping() || absl::Now() > request.deadline) return;
-    std::shared_ptr<Outbox> outbox = outbox_;
-    std::string identity = std::move(request.identity);
+    std::shared_ptr<ServerConnection> connection = std::move(request.connection);
     RpcHeader header = std::move(request.header);
     // Shared: an RpcDone is copyable. One never called gives the ticket
     // back when the last copy goes.
-    auto ticket = std::make_shared<PeerLimits::Ticket>(std::move(request.ticket));
-    RpcDone reply = [outbox, identity, header, ticket](absl::Status status, RpcMessage message) {
-      outbox->Post(ReplyFrames(identity, header, status, std::move(message), std::move(*ticket)));
+    auto ticket = std::make_shared<ConnectionLoad::Ticket>(std::move(request.ticket));
+    RpcDone reply = [connection, header, ticket](absl::Status status, RpcMessage message) {
+      std::vector<zmq::message_t> frames =
+          ReplyFrames(header, status, std::move(message), *ticket);
+      connection->Send(std::move(frames), std::move(*ticket));
     };
-    absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 1);
+    absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 0);
     if (!tensors.ok()) {
       return reply(absl::InvalidArgumentError(absl::StrFormat(
                        "request for '%s': %s", header.method(), tensors.status().message())),
@@ -436,21 +394,26 @@ class RpcServer::Impl {
   std::unique_ptr<MethodTable> methods_ ABSL_GUARDED_BY(serve_mu_);
   std::atomic<const MethodTable*> served_{nullptr};
   // Constant after Start.
-  const PeerLimitOptions limit_options_;
+  const RpcServerOptions options_;
   std::FILE* const log_;
-  zmq::context_t context_;
-  // Made in context_ and so declared after it.
-  std::unique_ptr<CurveAuthenticator> authenticator_;
-  zmq::socket_t router_;   // Used by the socket thread once it runs.
-  zmq::socket_t monitor_;  // The router's connection events; as router_.
+  std::shared_ptr<const zmtp::CurveServerKeys> curve_;
+  std::shared_ptr<ServerLoad> load_;
+  ConnectionEvents events_;
+  std::unique_ptr<Wakeup> wakeup_;
+  int epoll_fd_ = -1;
+  int tcp_fd_ = -1;
+  int ipc_fd_ = -1;
   int port_ = 0;
   std::string ipc_directory_;
   std::string ipc_endpoint_;
   std::string local_hello_;
   absl::flat_hash_set<std::string> local_addresses_;
-  std::shared_ptr<Outbox> outbox_;
-  std::shared_ptr<PeerLimits> peer_limits_;
-  std::optional<ConnectionCap> connections_;  // Used by the socket thread only.
+
+  // The socket thread's (made in Start).
+  std::optional<ConnectionTable> connections_;
+  uint64_t next_id_ = kFirstConnection;
+  bool accept_paused_ = false;
+  absl::Time accept_resume_;
 
   std::atomic<bool> stopping_{false};
   std::optional<rpc_internal::WorkQueue> workers_;
@@ -461,7 +424,7 @@ absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(const RpcServerOptio
                                                             std::vector<RpcMethod> methods) {
   auto impl = std::make_unique<Impl>(options);
   if (!methods.empty()) RETURN_IF_ERROR(impl->Serve(std::move(methods)));
-  RETURN_IF_ERROR(impl->Start(options));
+  RETURN_IF_ERROR(impl->Start());
   return std::unique_ptr<RpcServer>(new RpcServer(std::move(impl)));
 }
 

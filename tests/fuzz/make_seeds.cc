@@ -35,6 +35,7 @@
 #include "tests/runtime/bad_input_graphs.h"
 #include "transport/proto/cluster_rpc.pb.h"
 #include "transport/wire.h"
+#include "transport/zmtp/protocol.h"
 
 namespace rill::fuzz {
 namespace {
@@ -222,6 +223,51 @@ void WireSeeds() {
   reply.set_status_code(3);
   reply.set_status_message("node 'y' (Add): bad");
   Seed("wire_message", "error_reply", Frames(reply, {}));
+}
+
+// A stream a client sends a server: its first byte's bit 0 asks the target
+// for a valid handshake first, the rest say how the stream is cut; then
+// frames.
+void ZmtpSeeds() {
+  const auto frame = [](uint8_t flags, std::string_view body) {
+    uint8_t header[zmtp::kLongHeaderBytes];
+    const size_t length = zmtp::EncodeFrameHeader(flags, body.size(), header);
+    return std::string(reinterpret_cast<const char*>(header), length) + std::string(body);
+  };
+  const auto message = [&](const RpcHeader& header, const std::vector<Tensor>& tensors) {
+    std::vector<zmq::message_t> frames = OrDie(EncodeMessage(header, tensors), "encode");
+    std::string bytes;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      bytes += frame(i + 1 < frames.size() ? zmtp::kMore : 0, frames[i].to_string_view());
+    }
+    return bytes;
+  };
+  RpcHeader run;
+  run.set_method("RunGraph");
+  run.set_request_id(7);
+  RpcHeader ping;
+  ping.set_method("_ping");
+  ping.set_request_id(8);
+  const std::string requests =
+      message(run, {Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3}),
+                    Tensor::FromVector<std::string>({"a", "bc"}, {2})}) +
+      message(ping, {}) + frame(zmtp::kCommand, zmtp::CommandBody("PING", std::string(2, '\0')));
+  Seed("zmtp_stream", "requests", std::string(1, '\x01') + requests);
+  Seed("zmtp_stream", "requests_cut", std::string(1, '\x85') + requests);
+  // Read in pieces of 1 KiB (bits 1-4: log2 of the piece).
+  Seed("zmtp_stream", "large_tensor",
+       std::string(1, '\x15') + message(run, {Tensor(DT_FLOAT, TensorShape({10, 1024}))}));
+  Seed("zmtp_stream", "handshake",
+       std::string(1, '\x00') + zmtp::ServerGreeting(zmtp::Mechanism::kNull) +
+           frame(zmtp::kCommand,
+                 zmtp::CommandBody("READY", zmtp::EncodeProperties({{"Socket-Type", "DEALER"},
+                                                                    {"Identity", ""}}))) +
+           message(ping, {}));
+  RpcHeader undeclared;
+  undeclared.set_method("RunGraph");
+  Seed("zmtp_stream", "undeclared_frames",
+       std::string(1, '\x01') + frame(zmtp::kMore, undeclared.SerializeAsString()) +
+           frame(zmtp::kMore, "") + frame(0, ""));
 }
 
 void WorkerSeeds(const std::vector<SeedGraph>& graphs) {
@@ -462,6 +508,7 @@ int main(int argc, char** argv) {
   const std::vector<SeedGraph> graphs = Graphs();
   GraphSeeds(graphs);
   WireSeeds();
+  ZmtpSeeds();
   WorkerSeeds(graphs);
   MasterSeeds(graphs);
   NpySeeds();

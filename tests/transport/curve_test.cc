@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "tests/test_util.h"
+#include "tests/transport/raw_zmtp_peer.h"
 #include "transport/rpc.h"
 
 namespace rill {
@@ -177,11 +178,14 @@ class Relay {
 
 void Echo(RpcMessage request, RpcDone done) { done(absl::OkStatus(), std::move(request)); }
 
-std::unique_ptr<RpcServer> StartServer(std::shared_ptr<const CurveKeys> keys) {
+std::unique_ptr<RpcServer> StartServer(std::shared_ptr<const CurveKeys> keys,
+                                       ConnectionLimitOptions limits = {}) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
   options.bind_ipc = false;
   options.curve = std::move(keys);
+  options.limits = limits;
+  options.log = testing::QuietLog();
   absl::StatusOr<std::unique_ptr<RpcServer>> server =
       RpcServer::Start(options, {RpcMethod{.name = "echo", .handler = Echo}});
   EXPECT_OK(server);
@@ -274,6 +278,24 @@ TEST_F(Curve, StrangersAreRefusedAndToldWhy) {
                HasSubstr("its CURVE public key is not in the server's authorized_keys")));
   // The server stays up for its members.
   EXPECT_OK(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), patience).status());
+}
+
+// Without the keys a stranger never gets past the handshake, so it never
+// keeps a member out: a new connection takes the place of the one longest
+// in its handshake.
+TEST_F(Curve, StrangersStuckInTheHandshakeNeverKeepAMemberOut) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  std::unique_ptr<RpcServer> server = StartServer(Keys(Dir("cluster")), {.max_connections = 4});
+  ASSERT_NE(server, nullptr);
+  std::vector<std::unique_ptr<testing::RawZmtpPeer>> strangers;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto stranger,
+                         testing::RawZmtpPeer::Connect(
+                             server->port(), testing::RawZmtpPeer::Stop::kNothingSent));
+    strangers.push_back(std::move(stranger));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_OK(CallEcho(server->port(), Keys(Dir("cluster")), Marked(), absl::Seconds(20)).status());
 }
 
 TEST_F(Curve, AClientWithKeysIsToldThatAServerWithoutThemDoesNotUseCurve) {

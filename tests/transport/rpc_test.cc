@@ -374,7 +374,7 @@ TEST(Rpc, ServerAnswersMalformedRequestsAndKeepsServing) {
   EXPECT_TRUE(reply->is_reply());
   EXPECT_EQ(reply->request_id(), 41u);
   EXPECT_EQ(reply->status_code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(reply->status_message(), HasSubstr("describes 2 tensors but the message has 1"));
+  EXPECT_THAT(reply->status_message(), HasSubstr("declares 2 tensors but 1 frames follow it"));
 
   // A frame shorter than its metadata says.
   header.set_request_id(42);
@@ -384,7 +384,7 @@ TEST(Rpc, ServerAnswersMalformedRequestsAndKeepsServing) {
   reply = RawExchange(port, std::move(short_frame), absl::Seconds(10));
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->request_id(), 42u);
-  EXPECT_THAT(reply->status_message(), HasSubstr("frame 1 (tensor 0): 5 bytes, header says 32"));
+  EXPECT_THAT(reply->status_message(), HasSubstr("frame 1 (tensor 0) of a 'Echo' request has 5 bytes; its header declares 32"));
 
   // Random bytes straight into the TCP port: not even ZMTP.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -1,0 +1,153 @@
+#include "tests/transport/raw_zmtp_peer.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "transport/zmtp/protocol.h"
+
+namespace rill::testing {
+
+absl::StatusOr<std::unique_ptr<RawZmtpPeer>> RawZmtpPeer::Connect(int port, Stop stop) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::ResourceExhaustedError(std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    const int error = errno;
+    close(fd);
+    return absl::UnavailableError(absl::StrFormat("connect to port %d: %s", port, std::strerror(error)));
+  }
+  auto peer = std::unique_ptr<RawZmtpPeer>(new RawZmtpPeer(fd));
+  if (stop == Stop::kNothingSent) return peer;
+  // A client's greeting: the server's with the other role.
+  std::string greeting = zmtp::ServerGreeting(zmtp::Mechanism::kNull);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  std::string theirs;
+  if (!peer->Send(greeting) || !peer->ReadExactly(zmtp::kGreetingBytes, deadline, &theirs)) {
+    return absl::UnavailableError("the server did not complete the greeting");
+  }
+  if (stop == Stop::kAfterGreeting) return peer;
+  const std::string ready = zmtp::CommandBody(
+      "READY", zmtp::EncodeProperties({{"Socket-Type", "DEALER"}, {"Identity", ""}}));
+  std::string header;
+  if (!peer->SendFrame(zmtp::kCommand, ready) || !peer->ReadExactly(2, deadline, &header)) {
+    return absl::UnavailableError("the server did not answer READY");
+  }
+  std::string body;
+  if (!peer->ReadExactly(static_cast<uint8_t>(header[1]), deadline, &body) ||
+      !body.starts_with("\x05READY")) {
+    return absl::UnavailableError("the server's READY is missing");
+  }
+  return peer;
+}
+
+RawZmtpPeer::~RawZmtpPeer() { close(fd_); }
+
+bool RawZmtpPeer::Send(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+bool RawZmtpPeer::SendFrame(uint8_t flags, std::string_view body) {
+  uint8_t header[zmtp::kLongHeaderBytes];
+  const size_t length = zmtp::EncodeFrameHeader(flags, body.size(), header);
+  return Send(std::string_view(reinterpret_cast<const char*>(header), length)) && Send(body);
+}
+
+bool RawZmtpPeer::SendRequest(const RpcHeader& header, const std::vector<std::string>& frames) {
+  if (!SendFrame(frames.empty() ? 0 : zmtp::kMore, header.SerializeAsString())) return false;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (!SendFrame(i + 1 < frames.size() ? zmtp::kMore : 0, frames[i])) return false;
+  }
+  return true;
+}
+
+bool RawZmtpPeer::ReadExactly(size_t n, absl::Time deadline, std::string* out) {
+  out->clear();
+  while (out->size() < n) {
+    pollfd fd = {fd_, POLLIN, 0};
+    const int64_t wait = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (wait <= 0 || poll(&fd, 1, static_cast<int>(wait)) <= 0) return false;
+    char buffer[65536];
+    const ssize_t got = recv(fd_, buffer, std::min(sizeof(buffer), n - out->size()), 0);
+    if (got <= 0) return false;
+    out->append(buffer, static_cast<size_t>(got));
+  }
+  return true;
+}
+
+std::optional<RpcHeader> RawZmtpPeer::ReadReply(absl::Duration wait) {
+  const absl::Time deadline = absl::Now() + wait;
+  std::optional<RpcHeader> reply;
+  for (bool first = true;; first = false) {
+    std::string head;
+    if (!ReadExactly(2, deadline, &head)) return std::nullopt;
+    const uint8_t flags = static_cast<uint8_t>(head[0]);
+    uint64_t size = static_cast<uint8_t>(head[1]);
+    if (flags & zmtp::kLong) {
+      std::string rest;
+      if (!ReadExactly(7, deadline, &rest)) return std::nullopt;
+      head += rest;
+      size = zmtp::ReadBigEndian64(reinterpret_cast<const uint8_t*>(head.data()) + 1);
+    }
+    std::string body;
+    if (!ReadExactly(size, deadline, &body)) return std::nullopt;
+    if (flags & zmtp::kCommand) {
+      first = true;
+      continue;
+    }
+    if (first) {
+      reply.emplace();
+      if (!reply->ParseFromString(body)) return std::nullopt;
+    }
+    if (!(flags & zmtp::kMore)) return reply;
+  }
+}
+
+int RawZmtpPeer::Call(const std::string& method, uint64_t id, std::string* message,
+                      absl::Duration wait) {
+  RpcHeader header;
+  header.set_method(method);
+  header.set_request_id(id);
+  if (!SendRequest(header)) return -1;
+  const absl::Time deadline = absl::Now() + wait;
+  for (;;) {
+    std::optional<RpcHeader> reply = ReadReply(deadline - absl::Now());
+    if (!reply) return -1;
+    if (reply->request_id() != id) continue;
+    if (message != nullptr) *message = reply->status_message();
+    return reply->status_code();
+  }
+}
+
+bool RawZmtpPeer::ClosedWithin(absl::Duration wait) {
+  const absl::Time deadline = absl::Now() + wait;
+  for (;;) {
+    pollfd fd = {fd_, POLLIN, 0};
+    const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (left <= 0 || poll(&fd, 1, static_cast<int>(left)) <= 0) return false;
+    char buffer[65536];
+    const ssize_t got = recv(fd_, buffer, sizeof(buffer), 0);
+    if (got <= 0) return true;
+  }
+}
+
+}  // namespace rill::testing

@@ -1,0 +1,82 @@
+// The connections an RpcServer has open, and which of them have a place
+// under its cap: a new one takes a free place, or that of the connection
+// longest in its handshake or idle longest; without one it waits, its
+// calls refused. Also ends handshakes and messages that stall, and logs
+// what it closes.
+#ifndef RILL_TRANSPORT_CONNECTION_TABLE_H_
+#define RILL_TRANSPORT_CONNECTION_TABLE_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "transport/connection_limits.h"
+#include "transport/server_connection.h"
+
+namespace rill {
+
+// Thread safety: none; the server's socket thread owns it.
+class ConnectionTable {
+ public:
+  // `forget(fd)` runs before a connection's socket closes (the server
+  // stops watching it); `log` names the server by `port`.
+  ConnectionTable(const ConnectionLimitOptions& limits, int port, std::FILE* log,
+                  std::function<void(int fd)> forget)
+      : limits_(limits), port_(port), log_(log), forget_(std::move(forget)) {}
+
+  // A new connection: it takes a place, or waits for one (over_cap).
+  void Add(std::shared_ptr<ServerConnection> connection);
+  // Null when closed.
+  std::shared_ptr<ServerConnection> Find(uint64_t id) const;
+  // Closes a connection for what it sent or failed to send; logged (at
+  // most 20 a second, the rest counted) unless `why` is CANCELLED (the
+  // peer went away).
+  void Drop(uint64_t id, const absl::Status& why);
+  // Closes every connection (the server stops).
+  void CloseAll();
+  // Drops handshakes and messages stalled past idle_timeout at `now`, and
+  // gives waiting connections the places of idle ones.
+  void Check(absl::Time now);
+
+  size_t size() const { return connections_.size(); }
+  int served() const { return served_; }
+
+  // Connections over the cap kept open to be told why; beyond this many
+  // the oldest is closed.
+  static constexpr int kMaxWaiting = 64;
+  // A connection in its handshake this long may lose its place to a new
+  // one (a real client's handshake takes a round trip or two).
+  static constexpr absl::Duration kHandshakeGrace = absl::Milliseconds(200);
+
+ private:
+  // The connection to close for a new one, or null (see the file comment;
+  // closing an idle connection of a real client costs it nothing: its
+  // DEALER connects again).
+  ServerConnection* PlaceToFree(absl::Time now);
+  void GiveUpPlace(ServerConnection& connection);
+  void Close(uint64_t id);
+  // Waiting connections take the places that are free.
+  void PromoteWaiting();
+
+  const ConnectionLimitOptions limits_;
+  const int port_;
+  std::FILE* const log_;
+  const std::function<void(int fd)> forget_;
+  absl::flat_hash_map<uint64_t, std::shared_ptr<ServerConnection>> connections_;
+  int served_ = 0;               // Connections with a place.
+  std::deque<uint64_t> waiting_;  // Over the cap, oldest first.
+  int64_t refused_ = 0;           // Connections over the cap since it last had room.
+  int64_t dropped_ = 0;
+  absl::Time log_second_;
+  int logged_this_second_ = 0;
+  int64_t unlogged_ = 0;
+};
+
+}  // namespace rill
+
+#endif  // RILL_TRANSPORT_CONNECTION_TABLE_H_
