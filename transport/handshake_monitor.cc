@@ -75,13 +75,20 @@ absl::StatusOr<std::unique_ptr<HandshakeMonitor>> HandshakeMonitor::Start(
                          ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
-    return absl::InternalError(absl::StrFormat("cannot watch the connection to %s: %s", address,
-                                               zmq_strerror(zmq_errno())));
+    // EMFILE among others: the monitor is a socket of its own.
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "cannot watch the connection to %s: %s", address, zmq_strerror(zmq_errno())));
   }
-  zmq::socket_t monitor(context, zmq::socket_type::pair);
-  monitor.connect(endpoint);
-  return std::unique_ptr<HandshakeMonitor>(
-      new HandshakeMonitor(socket.handle(), std::move(monitor), address, curve));
+  try {
+    zmq::socket_t monitor(context, zmq::socket_type::pair);
+    monitor.connect(endpoint);
+    return std::unique_ptr<HandshakeMonitor>(
+        new HandshakeMonitor(socket.handle(), std::move(monitor), address, curve));
+  } catch (const zmq::error_t& e) {
+    zmq_socket_monitor(socket.handle(), nullptr, 0);
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot watch the connection to %s: %s", address, e.what()));
+  }
 }
 
 // Monitoring stops before monitor_ closes: libzmq leaks an event it fails

@@ -1,15 +1,17 @@
-// The client: one I/O thread watches the DEALER sockets (tcp, and ipc
-// once the peer's "_hello" says it is on this machine), matches replies
-// to calls by request id, and fails calls at their deadline or when the
-// peer falls silent. Call sends on the caller's thread while the I/O
-// thread waits in poll (the sockets are shared under io_mu_), else queues
-// the call for it. Async callbacks run on a callback thread so that they
-// may block or call again (or on the I/O thread, with inline_callbacks).
+// The client: the process's I/O thread (rpc_client_loop.h, shared by
+// every client) watches its DEALER sockets (tcp, and ipc once the peer's
+// "_hello" says it is on this machine), matches replies to calls by
+// request id, and fails calls at their deadline or when the peer falls
+// silent. Call sends on the caller's thread while the I/O thread is busy
+// elsewhere (the sockets are shared under io_mu_), else queues the call
+// for it. Async callbacks run in order on the shared callback threads so
+// that they may call again (or on the I/O thread, with inline_callbacks).
 // CallSync, once the path is settled, sends and waits on a DEALER of its
 // own (rpc_sync_sockets.h); the calls in flight are kept in a CallTable
 // (rpc_client_calls.h). A server that refuses this client's handshake
 // fails its calls at once with the reason (handshake_monitor.h).
 #include <poll.h>
+#include <sys/resource.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -27,6 +29,7 @@
 #include "transport/handshake_monitor.h"
 #include "transport/rpc.h"
 #include "transport/rpc_client_calls.h"
+#include "transport/rpc_client_loop.h"
 #include "transport/rpc_internal.h"
 #include "transport/rpc_sync_sockets.h"
 #include "transport/wire.h"
@@ -40,33 +43,37 @@ using rpc_internal::DecodeReply;
 using rpc_internal::Finish;
 using rpc_internal::Outgoing;
 using rpc_internal::Pending;
-using rpc_internal::Wakeup;
 
 constexpr int kReceiveBatch = 64;
 
 }  // namespace
 
-class RpcClient::Impl {
+class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
  public:
-  explicit Impl(const RpcClientOptions& options)
-      : options_(options), tcp_(context_, zmq::socket_type::dealer), sync_(context_, options) {}
+  Impl(const RpcClientOptions& options, rpc_internal::ClientLoop* loop)
+      : options_(options),
+        loop_(loop),
+        tcp_(loop->context(), zmq::socket_type::dealer),
+        sync_(loop->context(), options) {}
 
-  ~Impl() {
+  ~Impl() override {
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    if (wakeup_ != nullptr) wakeup_->Signal();
-    if (io_thread_.joinable()) io_thread_.join();
-    callbacks_.reset();  // Runs the CANCELLED callbacks the I/O thread queued.
+    // The last turn fails what is outstanding with CANCELLED; its
+    // callbacks run before this returns.
+    loop_->Stop(this);
+    if (callbacks_ != nullptr) callbacks_->WaitUntilIdle();
   }
 
   absl::Status Connect() {
     RETURN_IF_ERROR(rpc_internal::CheckHostPort(options_.address, "peer address"));
-    ASSIGN_OR_RETURN(wakeup_, Wakeup::Create());
+    callbacks_ = loop_->NewCallbackQueue();
     rpc_internal::ConfigureClientSocket(tcp_, options_);
-    ASSIGN_OR_RETURN(handshakes_, rpc_internal::HandshakeMonitor::Start(
-                                      context_, tcp_, options_.address, options_.curve != nullptr));
+    ASSIGN_OR_RETURN(handshakes_,
+                     rpc_internal::HandshakeMonitor::Start(loop_->context(), tcp_, options_.address,
+                                                           options_.curve != nullptr));
     try {
       tcp_.connect("tcp://" + options_.address);
     } catch (const zmq::error_t& e) {
@@ -74,7 +81,20 @@ class RpcClient::Impl {
           absl::StrFormat("cannot connect to %s: %s", options_.address, e.what()));
     }
     local_host_id_ = rpc_internal::LocalHostId();
-    io_thread_ = std::thread([this] { IoLoop(); });
+    absl::MutexLock lock(&io_mu_);
+    RETURN_IF_ERROR(loop_->Watch(this, tcp_.get(zmq::sockopt::fd)));
+    watched_.push_back(tcp_.get(zmq::sockopt::fd));
+    if (absl::Status watched = loop_->Watch(this, handshakes_->fd()); !watched.ok()) {
+      UnwatchAll();
+      return watched;
+    }
+    watched_.push_back(handshakes_->fd());
+    if (options_.prefer_ipc) hello_id_ = SendControl("_hello");
+    {
+      absl::MutexLock queue_lock(&mu_);
+      io_running_ = true;
+    }
+    loop_->Start(this);
     return absl::OkStatus();
   }
 
@@ -89,8 +109,7 @@ class RpcClient::Impl {
       }
     };
     if (options_.inline_callbacks) return Enqueue(method, std::move(request), deadline, deliver);
-    rpc_internal::WorkQueue* callbacks = &*callbacks_;
-    Finish finish = [callbacks, deliver = std::move(deliver)](Completion completion) {
+    Finish finish = [callbacks = callbacks_, deliver = std::move(deliver)](Completion completion) {
       auto shared = std::make_shared<Completion>(std::move(completion));
       callbacks->Schedule([shared, deliver] { deliver(std::move(*shared)); });
     };
@@ -163,11 +182,12 @@ class RpcClient::Impl {
       was_empty = queue_.empty();
       queue_.push_back(std::move(call));
     }
-    if (was_empty) wakeup_->Signal();
+    if (was_empty) loop_->Wake(this);
   }
 
   // Sends `call` on this thread when the I/O thread is not using the
-  // sockets (it is waiting in poll) and no queued call would be overtaken:
+  // sockets (it is not in this client's turn) and no queued call would be
+  // overtaken:
   // this saves the I/O thread's wake. Wakes it only when it must act
   // sooner than it planned (an earlier deadline) or when this send took in
   // a reply it would not otherwise notice. False: queue it instead.
@@ -190,7 +210,7 @@ class RpcClient::Impl {
     }
     io_mu_.Unlock();
     for (auto& [finish, completion] : failed) finish(std::move(completion));
-    if (wake) wakeup_->Signal();
+    if (wake) loop_->Wake(this);
     return sent;
   }
 
@@ -216,79 +236,56 @@ class RpcClient::Impl {
 
   zmq::socket_t& active_socket() { return ipc_.has_value() ? *ipc_ : tcp_; }
 
-  // The I/O thread holds io_mu_ except while it waits in poll, where it
-  // watches the sockets' notification descriptors (ZMQ_FD) rather than the
-  // sockets, so that callers may send in the meantime (TrySendHere).
-  void IoLoop() {
+  // One turn on the process's I/O thread, which holds io_mu_ for it: what
+  // a caller queued is sent, what arrived is matched to its call, and
+  // what is overdue fails. The turn after the stop cancels everything.
+  absl::Time Turn() override {
+    std::vector<Outgoing> taken;
+    bool stopping = false;
+    absl::Time next = absl::InfiniteFuture();
     {
       absl::MutexLock lock(&io_mu_);
-      if (options_.prefer_ipc) hello_id_ = SendControl("_hello");
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      io_running_ = true;
-    }
-    std::vector<Outgoing> taken;
-    bool more = false;  // A socket may hold more than one batch.
-    for (;;) {
-      pollfd fds[4] = {
-          {wakeup_->fd(), POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}, {-1, POLLIN, 0}};
-      int timeout = 0;
       {
-        absl::MutexLock lock(&io_mu_);
-        fds[1].fd = tcp_.get(zmq::sockopt::fd);
-        if (ipc_.has_value()) fds[2].fd = ipc_->get(zmq::sockopt::fd);
-        fds[3].fd = handshakes_->fd();
+        absl::MutexLock queue_lock(&mu_);
+        stopping = stopping_;
+        if (stopping) io_running_ = false;
+        taken.assign(std::make_move_iterator(queue_.begin()),
+                     std::make_move_iterator(queue_.end()));
+        queue_.clear();
+      }
+      if (stopping) {
+        for (Outgoing& call : taken) {
+          Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+        }
+        for (Outgoing& call : calls_.TakeAllHeld()) {
+          Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+        }
+        for (Pending& call : calls_.TakeAll()) {
+          Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
+        }
+        UnwatchAll();
+      } else {
+        for (Outgoing& call : taken) SendOrHold(std::move(call));
+        // Every turn, not only when a descriptor fired: a caller's send
+        // may have taken in a reply's notification.
+        if (handshakes_->Read()) OnHandshake();
+        bool more = ReceiveAll(tcp_);
+        if (ipc_.has_value()) more = ReceiveAll(*ipc_) || more;
         const absl::Time now = absl::Now();
-        const absl::Time next = more ? now : NextWake(now);
-        timeout = static_cast<int>(
-            std::ceil(std::clamp(absl::ToDoubleMilliseconds(next - now), 0.0, 1e9)));
-        planned_wake_ = now + absl::Milliseconds(timeout);
+        ExpireDeadlines(now);
+        CheckHeartbeat(now);
+        ReleaseHeld(now);
+        next = more ? now : NextWake(now);
+        planned_wake_ = next;
       }
-      poll(fds, 4, timeout);
-      bool stopping = false;
-      {
-        absl::MutexLock lock(&io_mu_);
-        if (fds[0].revents & POLLIN) {
-          wakeup_->Drain();
-          {
-            absl::MutexLock queue_lock(&mu_);
-            stopping = stopping_;
-            if (stopping) io_running_ = false;
-            taken.assign(std::make_move_iterator(queue_.begin()),
-                         std::make_move_iterator(queue_.end()));
-            queue_.clear();
-          }
-          if (stopping) {
-            for (Outgoing& call : taken) {
-              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
-            }
-            for (Outgoing& call : calls_.TakeAllHeld()) {
-              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
-            }
-            for (Pending& call : calls_.TakeAll()) {
-              Complete(std::move(call.finish), {Cancelled(call.method), {}, {}});
-            }
-          } else {
-            for (Outgoing& call : taken) SendOrHold(std::move(call));
-          }
-          taken.clear();
-        }
-        if (!stopping) {
-          // Every turn, not only when a descriptor fired: a caller's send
-          // may have taken in a reply's notification.
-          if (handshakes_->Read()) OnHandshake();
-          more = ReceiveAll(tcp_);
-          if (ipc_.has_value()) more = ReceiveAll(*ipc_) || more;
-          const absl::Time now = absl::Now();
-          ExpireDeadlines(now);
-          CheckHeartbeat(now);
-          ReleaseHeld(now);
-        }
-      }
-      RunCompleted();
-      if (stopping) return;
     }
+    RunCompleted();
+    return next;
+  }
+
+  void UnwatchAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {
+    for (int fd : watched_) loop_->Unwatch(fd);
+    watched_.clear();
   }
 
   // When the I/O thread must next act: the next deadline, ping or
@@ -421,15 +418,17 @@ class RpcClient::Impl {
         hello.host_id() != local_host_id_ || hello.ipc_endpoint().empty()) {
       return;
     }
-    zmq::socket_t ipc(context_, zmq::socket_type::dealer);
-    rpc_internal::ConfigureClientSocket(ipc, options_);
-    ipc.set(zmq::sockopt::immediate, 1);
     try {
+      zmq::socket_t ipc(loop_->context(), zmq::socket_type::dealer);
+      rpc_internal::ConfigureClientSocket(ipc, options_);
+      ipc.set(zmq::sockopt::immediate, 1);
       ipc.connect(hello.ipc_endpoint());
+      if (!loop_->Watch(this, ipc.get(zmq::sockopt::fd)).ok()) return;
+      watched_.push_back(ipc.get(zmq::sockopt::fd));
+      ipc_.emplace(std::move(ipc));
     } catch (const zmq::error_t&) {
-      return;  // Stay on tcp.
+      return;  // Stay on tcp (out of sockets or descriptors, say).
     }
-    ipc_.emplace(std::move(ipc));
     sync_.UseIpc(hello.ipc_endpoint());
     using_ipc_.store(true, std::memory_order_release);
   }
@@ -449,6 +448,9 @@ class RpcClient::Impl {
   // Back to tcp, which reaches whoever serves the address now, and asks
   // that server for its ipc endpoint again.
   void LeaveIpc() {
+    const int fd = ipc_->get(zmq::sockopt::fd);
+    loop_->Unwatch(fd);
+    watched_.erase(std::remove(watched_.begin(), watched_.end(), fd), watched_.end());
     ipc_.reset();
     using_ipc_.store(false, std::memory_order_release);
     sync_.UseTcp();
@@ -482,8 +484,9 @@ class RpcClient::Impl {
 
   // Constant after Connect.
   const RpcClientOptions options_;
+  rpc_internal::ClientLoop* const loop_;
   std::string local_host_id_;
-  std::unique_ptr<Wakeup> wakeup_;
+  std::shared_ptr<rpc_internal::CallbackQueue> callbacks_;
 
   absl::Mutex mu_;  // Taken after io_mu_ when both are.
   std::deque<Outgoing> queue_ ABSL_GUARDED_BY(mu_);
@@ -491,12 +494,10 @@ class RpcClient::Impl {
   bool io_running_ ABSL_GUARDED_BY(mu_) = false;  // Between the hello and the stop.
 
   std::atomic<bool> using_ipc_{false};
-  std::optional<rpc_internal::WorkQueue> callbacks_{std::in_place, 1};
 
-  // The sockets and the calls in flight: the I/O thread's, and a caller's
-  // while it holds io_mu_ (the I/O thread holds it except in poll).
+  // The sockets and the calls in flight: the I/O thread's in this client's
+  // turn, and a caller's while it holds io_mu_.
   absl::Mutex io_mu_;
-  zmq::context_t context_;
   zmq::socket_t tcp_ ABSL_GUARDED_BY(io_mu_);
   std::optional<zmq::socket_t> ipc_ ABSL_GUARDED_BY(io_mu_);
   // tcp_'s; declared after it, so that it goes first.
@@ -506,19 +507,29 @@ class RpcClient::Impl {
   CallTable calls_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_heard_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_ping_ ABSL_GUARDED_BY(io_mu_);
-  absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);  // When the I/O thread's poll ends.
+  absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);  // When the next turn comes unasked.
+  std::vector<int> watched_ ABSL_GUARDED_BY(io_mu_);  // Descriptors the loop watches.
   // Finishes to run once io_mu_ is released.
   std::vector<std::pair<Finish, Completion>> completed_ ABSL_GUARDED_BY(io_mu_);
-  std::thread io_thread_;
 
-  // CallSync's sockets, made in context_ and so declared after it.
+  // CallSync's sockets.
   rpc_internal::SyncSockets sync_;
   // False while a _hello is out (calls then go through the I/O thread).
   std::atomic<bool> path_settled_{false};
 };
 
 absl::StatusOr<std::unique_ptr<RpcClient>> RpcClient::Connect(const RpcClientOptions& options) {
-  auto impl = std::make_unique<Impl>(options);
+  ASSIGN_OR_RETURN(rpc_internal::ClientLoop * loop, rpc_internal::ClientLoop::Get());
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>(options, loop);
+  } catch (const zmq::error_t& e) {
+    rlimit files{};
+    getrlimit(RLIMIT_NOFILE, &files);
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "cannot open a connection to %s: %s (this process may open %d files: ulimit -n)",
+        options.address, e.what(), static_cast<int64_t>(files.rlim_cur)));
+  }
   RETURN_IF_ERROR(impl->Connect());
   return std::unique_ptr<RpcClient>(new RpcClient(std::move(impl)));
 }

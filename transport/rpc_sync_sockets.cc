@@ -75,15 +75,17 @@ absl::StatusOr<std::unique_ptr<SyncSockets::Socket>> SyncSockets::Take() {
       if (socket->endpoint == endpoint) return socket;
     }
   }
-  auto socket =
-      std::make_unique<Socket>(Socket{zmq::socket_t(context_, zmq::socket_type::dealer), endpoint});
-  ConfigureClientSocket(socket->socket, options_);
   try {
+    auto socket = std::make_unique<Socket>(
+        Socket{zmq::socket_t(context_, zmq::socket_type::dealer), endpoint});
+    ConfigureClientSocket(socket->socket, options_);
     socket->socket.connect(endpoint);
+    return socket;
   } catch (const zmq::error_t& e) {
+    // Out of sockets or descriptors, or a bad endpoint: the caller sends
+    // another way.
     return absl::UnavailableError(absl::StrFormat("cannot connect to %s: %s", endpoint, e.what()));
   }
-  return socket;
 }
 
 void SyncSockets::Return(std::unique_ptr<Socket> socket) {
