@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "graph/device_spec.h"
 #include "graph/status_macros.h"
 
 namespace rill {
@@ -238,6 +239,24 @@ std::vector<std::string> ClusterSpec::TaskNames() const {
     for (const auto& [index, address] : tasks) {
       names.push_back(absl::StrFormat("/job:%s/replica:0/task:%d", job, index));
     }
+  }
+  return names;
+}
+
+std::vector<std::string> ClusterSpec::TasksMatching(std::string_view device,
+                                                     const TaskId& home) const {
+  absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(device);
+  if (!spec.ok()) return {};
+  const bool home_job = !spec->job || *spec->job == home.job;
+  const std::string job = spec->job.value_or(home.job);
+  std::optional<int> task = spec->task;
+  if (!task && home_job) task = home.index;
+  if (spec->replica.value_or(0) != 0) return {};
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end()) return {};
+  std::vector<std::string> names;
+  for (const auto& [index, address] : found->second) {
+    if (!task || *task == index) names.push_back(absl::StrFormat("/job:%s/replica:0/task:%d", job, index));
   }
   return names;
 }

@@ -13,6 +13,8 @@
 
 namespace rill {
 
+struct TaskId;
+
 // Thread safety: immutable after creation.
 class ClusterSpec {
  public:
@@ -43,6 +45,12 @@ class ClusterSpec {
   absl::StatusOr<std::string> TaskAddress(std::string_view job, int task) const;
   // "/job:J/replica:0/task:T" for every task, by job name then index.
   std::vector<std::string> TaskNames() const;
+  // The tasks a device request (a node's device field) may be placed on,
+  // completed as the placer completes it with `home`'s job and task: a
+  // request without a job means home's job, one without a task (of home's
+  // job: home's task) every task of its job. Names as TaskNames; empty for
+  // a job the cluster lacks or a request that does not parse.
+  std::vector<std::string> TasksMatching(std::string_view device, const TaskId& home) const;
   // job -> number of tasks (for DeviceSet::ForCluster); sparse jobs count
   // the tasks they list.
   std::map<std::string, int> TasksPerJob() const;

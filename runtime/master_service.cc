@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -95,8 +96,7 @@ RpcHandler MasterService::Later(RpcHandler handler) {
   };
 }
 
-std::vector<std::string> MasterService::DiscoverDevices() {
-  const std::vector<std::string> tasks = workers_->Tasks();
+std::vector<std::string> MasterService::DiscoverDevices(const std::vector<std::string>& tasks) {
   struct Answer {
     absl::Notification done;
     std::vector<std::string> devices;
@@ -153,7 +153,30 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   core.first_step_id = SecureRandom64() >> 1;
   core.handle = session->handle;
   core.workers = workers_.get();
-  core.devices = DiscoverDevices();
+  // Only the tasks the graph names are asked for their devices (and so
+  // connected to): a cluster may list thousands, most of them down.
+  core.devices = DiscoverDevices({task_name_});
+  struct Asked {
+    absl::Mutex mu;
+    absl::flat_hash_set<std::string> tasks ABSL_GUARDED_BY(mu);
+  };
+  auto asked = std::make_shared<Asked>();
+  asked->tasks.insert(task_name_);
+  core.find_devices = [this, asked](const GraphDef& graph) {
+    std::vector<std::string> tasks;
+    {
+      absl::MutexLock lock(&asked->mu);
+      absl::flat_hash_set<std::string> seen_devices;
+      for (const NodeDef& node : graph.node()) {
+        if (!seen_devices.insert(node.device()).second) continue;
+        for (std::string& task : options_.channels->cluster().TasksMatching(node.device(),
+                                                                            options_.task)) {
+          if (asked->tasks.insert(task).second) tasks.push_back(std::move(task));
+        }
+      }
+    }
+    return DiscoverDevices(tasks);
+  };
   core.default_device = task_name_ + "/device:CPU:0";
   core.allow_soft_placement = parsed->config().allow_soft_placement();
   core.log_device_placement = parsed->config().log_device_placement();
@@ -162,7 +185,6 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   core.run_blocking = [this](std::function<void()> work) {
     blocking_pool_->Schedule(std::move(work));
   };
-  const std::string devices = absl::StrJoin(core.devices, ", ");
   absl::StatusOr<std::unique_ptr<SessionCore>> created =
       SessionCore::Create(std::move(core), parsed->graph());
   if (!created.ok()) return done(created.status(), {});
@@ -171,7 +193,8 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
                "Start master session %s with config: allow_soft_placement: %s "
                "log_device_placement: %s; devices: %s\n",
                session->handle.c_str(), parsed->config().allow_soft_placement() ? "true" : "false",
-               parsed->config().log_device_placement() ? "true" : "false", devices.c_str());
+               parsed->config().log_device_placement() ? "true" : "false",
+               absl::StrJoin(session->core->devices(), ", ").c_str());
   std::fflush(log_);
   {
     absl::MutexLock lock(&mu_);
@@ -316,7 +339,7 @@ void MasterService::CloseSession(RpcMessage request, RpcDone done) {
 
 void MasterService::ListDevices(RpcMessage, RpcDone done) {
   GetStatusReply reply;
-  for (const std::string& device : DiscoverDevices()) reply.add_devices(device);
+  for (const std::string& device : DiscoverDevices(workers_->Tasks())) reply.add_devices(device);
   done(absl::OkStatus(), Reply(reply));
 }
 

@@ -1,7 +1,7 @@
 // MasterService: the master half of a server, as RPC methods. A client
-// session sends its graph here; the master discovers every task's
-// devices and runs the session through a SessionCore whose workers are
-// this task's (in-process) and the others' (over RPC).
+// session sends its graph here; the master discovers the devices of the
+// tasks the graph names and runs the session through a SessionCore whose
+// workers are this task's (in-process) and the others' (over RPC).
 #ifndef RILL_RUNTIME_MASTER_SERVICE_H_
 #define RILL_RUNTIME_MASTER_SERVICE_H_
 
@@ -70,8 +70,8 @@ class MasterService {
   void RenewSession(RpcMessage request, RpcDone done);
   void CloseSession(RpcMessage request, RpcDone done);
   void ListDevices(RpcMessage request, RpcDone done);
-  // Every task's devices (discovery_timeout per task, in parallel).
-  std::vector<std::string> DiscoverDevices();
+  // The devices of `tasks` (discovery_timeout per task, in parallel).
+  std::vector<std::string> DiscoverDevices(const std::vector<std::string>& tasks);
   // The open session `handle`, marked used now; `steps` is added to its
   // running steps.
   absl::StatusOr<std::shared_ptr<Session>> FindSession(const std::string& handle, int steps = 0);

@@ -101,8 +101,9 @@ struct SessionCore::Step {
 
 SessionCore::SessionCore(SessionCoreOptions options, DeviceSet device_set)
     : options_(std::move(options)),
-      device_set_(std::move(device_set)),
-      next_step_id_(options_.first_step_id) {}
+      next_step_id_(options_.first_step_id),
+      devices_(options_.devices),
+      device_set_(std::move(device_set)) {}
 
 absl::StatusOr<std::unique_ptr<SessionCore>> SessionCore::Create(SessionCoreOptions options,
                                                                  const GraphDef& graph) {
@@ -116,6 +117,20 @@ absl::StatusOr<std::unique_ptr<SessionCore>> SessionCore::Create(SessionCoreOpti
 SessionCore::~SessionCore() { (void)Close(); }
 
 absl::Status SessionCore::Extend(const GraphDef& graph) {
+  // Outside the locks: finding a task's devices waits for it.
+  std::vector<std::string> found;
+  if (options_.find_devices != nullptr) found = options_.find_devices(graph);
+  absl::MutexLock build_lock(&build_mu_);
+  if (!found.empty()) {
+    std::vector<std::string> devices = devices_;
+    for (std::string& device : found) {
+      if (std::find(devices.begin(), devices.end(), device) == devices.end()) {
+        devices.push_back(std::move(device));
+      }
+    }
+    ASSIGN_OR_RETURN(device_set_, DeviceSet::Create(devices));
+    devices_ = std::move(devices);
+  }
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::CancelledError("Session has been closed.");
   for (const NodeDef& node : graph.node()) {
@@ -136,6 +151,11 @@ absl::Status SessionCore::Extend(const GraphDef& graph) {
   graph_def_ = std::move(merged);
   graph_ = std::move(imported);
   return absl::OkStatus();
+}
+
+std::vector<std::string> SessionCore::devices() {
+  absl::MutexLock lock(&build_mu_);
+  return devices_;
 }
 
 absl::Status SessionCore::Run(const StepRequest& request, StepResult* result) {

@@ -42,6 +42,11 @@ struct SessionCoreOptions {
   // for none go.
   std::vector<std::string> devices;
   std::string default_device;
+  // The devices a graph asks for beyond `devices` (a master finds those
+  // of the tasks its nodes name, and contacts no other task); called with
+  // every graph Create and Extend are given, before the graph is taken.
+  // Null: `devices` is all there is.
+  std::function<std::vector<std::string>(const GraphDef& graph)> find_devices;
   bool allow_soft_placement = false;
   bool log_device_placement = false;
   // Where the placement of each plan built goes, when
@@ -90,6 +95,8 @@ class SessionCore {
   // Adds nodes (names must not clash with nodes already there); the graph
   // keeps the first versions it was given.
   absl::Status Extend(const GraphDef& graph);
+  // The devices placement may use now.
+  std::vector<std::string> devices();
 
   // Runs one step; `done` is called once, possibly before this returns.
   // Errors: bad names and feeds (TensorFlow's messages, naming the
@@ -133,13 +140,14 @@ class SessionCore {
   void Finish(Step* step);
 
   const SessionCoreOptions options_;
-  const DeviceSet device_set_;
   std::atomic<uint64_t> next_step_id_;
 
   // Serializes plan building, so that concurrent first runs of a
   // signature build (and log) it once; steps of built plans never wait
   // for it.
   absl::Mutex build_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::vector<std::string> devices_ ABSL_GUARDED_BY(build_mu_);
+  DeviceSet device_set_ ABSL_GUARDED_BY(build_mu_);
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
