@@ -1,5 +1,6 @@
 #include "kernels/io/bundle_writer.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_format.h"
@@ -21,8 +22,29 @@ BundleWriter::~BundleWriter() {
   }
 }
 
-absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::Create(std::string prefix) {
+absl::Status CheckCheckpointPrefix(std::string_view prefix) {
   if (prefix.empty()) return absl::InvalidArgumentError("checkpoint prefix is empty");
+  const size_t slash = prefix.rfind('/');
+  const std::string_view last = slash == std::string_view::npos ? prefix : prefix.substr(slash + 1);
+  if (last.empty() || last == "." || last == "..") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "checkpoint prefix '%s' names no file (its last part is '%s'); give a path such as "
+        "DIR/model.ckpt",
+        std::string(prefix), std::string(last)));
+  }
+  struct stat info;
+  if (stat(std::string(prefix).c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "checkpoint prefix '%s' is an existing %s; its files would go beside it: give a path "
+        "such as %s/model.ckpt",
+        std::string(prefix), S_ISDIR(info.st_mode) ? "directory" : "file that is not a regular one",
+        S_ISDIR(info.st_mode) ? std::string(prefix) : "DIR"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::Create(std::string prefix) {
+  RETURN_IF_ERROR(CheckCheckpointPrefix(prefix));
   RETURN_IF_ERROR(CreateDirectories(Dirname(prefix)));
   std::string temp = TemporaryPathFor(DataFilename(prefix, 0, 1));
   ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data, WritableFile::Create(temp));
@@ -121,6 +143,7 @@ absl::Status BundleWriter::Finish() {
 
 absl::Status WriteBundleIndex(const std::string& prefix, const BundleHeaderProto& header,
                               const std::map<std::string, BundleEntryProto>& entries) {
+  RETURN_IF_ERROR(CheckCheckpointPrefix(prefix));
   const std::string path = IndexFilename(prefix);
   const std::string temp = TemporaryPathFor(path);
   absl::Status status = [&]() -> absl::Status {

@@ -18,11 +18,18 @@
 
 namespace rill::io {
 
+// Whether `prefix` can name a checkpoint: INVALID_ARGUMENT naming it when
+// it is empty, its last part is empty, "." or "..", or it is an existing
+// directory or device (the files would land beside it, as "/.index" for
+// "/", or in /dev for "/dev/full").
+absl::Status CheckCheckpointPrefix(std::string_view prefix);
+
 // Thread safety: none; one writer per prefix. A writer destroyed before
 // Finish removes its temporary files and leaves no checkpoint.
 class BundleWriter {
  public:
-  // Creates the directory of `prefix` when missing.
+  // Creates the directory of `prefix` when missing. Errors: a prefix
+  // CheckCheckpointPrefix refuses, a directory that cannot be made.
   static absl::StatusOr<std::unique_ptr<BundleWriter>> Create(std::string prefix);
   ~BundleWriter();
   BundleWriter(const BundleWriter&) = delete;

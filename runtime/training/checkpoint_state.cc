@@ -1,5 +1,6 @@
 #include "runtime/training/checkpoint_state.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_format.h"
@@ -31,6 +32,17 @@ std::string ForStateFile(const std::string& dir, const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> CheckpointsNewestFirst(const CheckpointState& state) {
+  std::vector<std::string> prefixes = {state.model_checkpoint_path()};
+  const auto& all = state.all_model_checkpoint_paths();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (std::find(prefixes.begin(), prefixes.end(), *it) == prefixes.end()) {
+      prefixes.push_back(*it);
+    }
+  }
+  return prefixes;
+}
 
 bool CheckpointExists(const std::string& prefix) {
   return io::FileExists(io::IndexFilename(prefix));

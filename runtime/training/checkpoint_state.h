@@ -37,6 +37,10 @@ absl::Status UpdateCheckpointState(const std::string& dir, const std::string& ne
 std::optional<std::string> LatestCheckpoint(
     const std::string& dir, const std::string& latest_filename = kCheckpointStateFile);
 
+// The checkpoints `state` lists, newest first: its model_checkpoint_path,
+// then the rest of all_model_checkpoint_paths from the newest.
+std::vector<std::string> CheckpointsNewestFirst(const CheckpointState& state);
+
 // Whether `prefix` names a V2 checkpoint (its .index exists).
 bool CheckpointExists(const std::string& prefix);
 

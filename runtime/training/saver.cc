@@ -4,12 +4,14 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/device_spec.h"
 #include "graph/node_builder.h"
 #include "graph/status_macros.h"
 #include "kernels/io/bundle_format.h"
+#include "kernels/io/bundle_writer.h"
 #include "kernels/io/posix_file.h"
 #include "ops/ops.h"
 #include "runtime/training/checkpoint_state.h"
@@ -200,6 +202,11 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
                                         std::optional<int64_t> global_step,
                                         const MetaGraphDef* meta_graph) {
   if (save_path.empty()) return absl::InvalidArgumentError("Saver: empty save path");
+  // Refused here too, before any task runs the save: the path names no
+  // checkpoint whatever the step appended to it.
+  if (absl::Status bad = io::CheckCheckpointPrefix(save_path); !bad.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("Saver: ", bad.message()));
+  }
   const std::string prefix = CheckpointPrefix(save_path, global_step);
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(

@@ -4,9 +4,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "kernels/io/bundle_format.h"
 #include "runtime/training/checkpoint_state.h"
 
 namespace rill {
@@ -52,24 +54,70 @@ absl::StatusOr<std::optional<std::string>> SessionManager::TryLocalInit(Session&
   return std::nullopt;
 }
 
+namespace {
+
+// What a checkpoint that does not restore says of it: damaged or gone
+// (another, older one may do), or a cluster that failed (which no other
+// checkpoint mends).
+bool IsDamagedCheckpoint(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kDataLoss:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<bool> SessionManager::RestoreNewestIntact(Session& session,
+                                                         const std::string& checkpoint_dir) {
+  ASSIGN_OR_RETURN(std::optional<CheckpointState> state, GetCheckpointState(checkpoint_dir));
+  if (!state.has_value()) return false;
+  std::vector<std::string> skipped;
+  for (const std::string& prefix : CheckpointsNewestFirst(*state)) {
+    absl::Status restored =
+        CheckpointExists(prefix)
+            ? scaffold_.saver->Restore(session, prefix)
+            : absl::NotFoundError(absl::StrFormat("%s is gone", io::IndexFilename(prefix)));
+    if (restored.ok()) {
+      scaffold_.saver->RecoverLastCheckpoints(
+          {state->all_model_checkpoint_paths().begin(), state->all_model_checkpoint_paths().end()});
+      if (options_.log != nullptr) {
+        std::fprintf(options_.log, "SessionManager: restored %s%s\n", prefix.c_str(),
+                     skipped.empty() ? ""
+                                     : absl::StrCat(", the newest intact checkpoint; skipped ",
+                                                    absl::StrJoin(skipped, "; "))
+                                           .c_str());
+        std::fflush(options_.log);
+      }
+      return true;
+    }
+    if (!IsDamagedCheckpoint(restored)) return restored;
+    skipped.push_back(absl::StrCat(prefix, " (", restored.message(), ")"));
+    if (options_.log != nullptr) {
+      std::fprintf(options_.log, "SessionManager: checkpoint %s does not restore: %s\n",
+                   prefix.c_str(), std::string(restored.message()).c_str());
+      std::fflush(options_.log);
+    }
+  }
+  // Listed checkpoints and none restores: starting over would silently
+  // drop the training they hold.
+  return absl::DataLossError(absl::StrFormat("no checkpoint listed in %s/%s restores: %s",
+                                             checkpoint_dir, kCheckpointStateFile,
+                                             absl::StrJoin(skipped, "; ")));
+}
+
 absl::StatusOr<std::unique_ptr<Session>> SessionManager::PrepareSession(
     const std::string& checkpoint_dir, bool* restored) {
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options_.session_options, graph_));
   bool did_restore = false;
   if (scaffold_.saver != nullptr && !checkpoint_dir.empty()) {
-    if (std::optional<std::string> latest = LatestCheckpoint(checkpoint_dir)) {
-      RETURN_IF_ERROR(scaffold_.saver->Restore(*session, *latest));
-      ASSIGN_OR_RETURN(std::optional<CheckpointState> state, GetCheckpointState(checkpoint_dir));
-      if (state.has_value()) {
-        scaffold_.saver->RecoverLastCheckpoints({state->all_model_checkpoint_paths().begin(),
-                                                 state->all_model_checkpoint_paths().end()});
-      }
-      did_restore = true;
-      if (options_.log != nullptr) {
-        std::fprintf(options_.log, "SessionManager: restored %s\n", latest->c_str());
-        std::fflush(options_.log);
-      }
-    }
+    ASSIGN_OR_RETURN(did_restore, RestoreNewestIntact(*session, checkpoint_dir));
   }
   if (!did_restore) {
     if (scaffold_.init_op.empty() && scaffold_.local_init_op.empty()) {

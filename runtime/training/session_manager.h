@@ -49,8 +49,10 @@ class SessionManager {
  public:
   SessionManager(GraphDef graph, Scaffold scaffold, SessionManagerOptions options);
 
-  // The chief's session: restores the newest checkpoint listed in
-  // `checkpoint_dir` (when there is one and a saver), else runs init_op;
+  // The chief's session: restores the newest intact checkpoint listed in
+  // `checkpoint_dir` (when there is one and a saver; a damaged or missing
+  // one is logged and the one before it tried; DATA_LOSS naming each when
+  // none restores), else runs init_op;
   // then local init; then the ready op must pass. FAILED_PRECONDITION
   // ("Init operations did not make model ready: ...") otherwise.
   // `*restored` (when given) says which happened.
@@ -78,6 +80,8 @@ class SessionManager {
  private:
   // Local init when ready_for_local_init_op passes; the reason when not.
   absl::StatusOr<std::optional<std::string>> TryLocalInit(Session& session) const;
+  // Whether a checkpoint listed in `checkpoint_dir` was restored.
+  absl::StatusOr<bool> RestoreNewestIntact(Session& session, const std::string& checkpoint_dir);
 
   const GraphDef graph_;
   const Scaffold scaffold_;

@@ -455,6 +455,19 @@ TEST_F(RunCommand, SavesAndRestoresAcrossRuns) {
             testing::ReadFileOrDie(CheckpointPath("variables/variables.index")));
 }
 
+// `--save /` would write "/.index" and "/checkpoint"; `--save DIR` the
+// files beside DIR: refused, naming the prefix.
+TEST_F(RunCommand, SaveRefusesPrefixesThatNameNoFile) {
+  for (const std::string& prefix : {std::string("/"), dir_, dir_ + "/", std::string("/dev/full")}) {
+    const RunResult r =
+        RunRill({GraphPath("rust_regression_ckpt.pb"), "--init", "init", "--save", prefix});
+    EXPECT_EQ(r.exit_code, 1) << prefix;
+    EXPECT_THAT(r.err, HasSubstr("checkpoint prefix '" + prefix + "'"));
+  }
+  EXPECT_FALSE(std::filesystem::exists("/.index"));
+  EXPECT_FALSE(std::filesystem::exists("/checkpoint"));
+}
+
 TEST_F(RunCommand, RestoreErrorsNameWhatIsMissing) {
   RunResult r = RunRill({GraphPath("rust_regression.pb"), "--restore",
                          CheckpointPath("variables/variables"), "--fetch", "w"});

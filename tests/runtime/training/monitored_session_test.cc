@@ -4,6 +4,9 @@
 // session.
 #include "runtime/training/monitored_session.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +26,7 @@ namespace rill {
 namespace {
 
 using ::rill::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -56,6 +60,31 @@ struct Model {
   GraphDef graph;
 };
 
+// A chief's SessionManager over `model` whose log the test reads back.
+class LoggingManager {
+ public:
+  explicit LoggingManager(const Model& model)
+      : path_(::rill::testing::MakeTempDir() + "/log"),
+        log_(std::fopen(path_.c_str(), "w")),
+        manager_(model.graph, model.scaffold, Options(log_)) {}
+  ~LoggingManager() { std::fclose(log_); }
+  SessionManager& manager() { return manager_; }
+  std::string Logged() {
+    std::fflush(log_);
+    return ::rill::testing::ReadFileOrDie(path_);
+  }
+
+ private:
+  static SessionManagerOptions Options(std::FILE* log) {
+    SessionManagerOptions options;
+    options.log = log;
+    return options;
+  }
+  const std::string path_;
+  std::FILE* const log_;
+  SessionManager manager_;
+};
+
 float Fetch(Session& session, const std::string& name) {
   return session.Run({}, {name}, {}).value().at(0).scalar<float>();
 }
@@ -85,20 +114,60 @@ TEST(SessionManagerTest, ChiefInitializesThenRestoresTheNewestCheckpoint) {
 TEST(SessionManagerTest, ChiefLogsTheCheckpointItRestored) {
   Model model;
   const std::string dir = ::rill::testing::MakeTempDir();
-  const std::string log_path = ::rill::testing::MakeTempDir() + "/log";
-  std::FILE* log = std::fopen(log_path.c_str(), "w");
-  ASSERT_NE(log, nullptr);
-  SessionManagerOptions options;
-  options.log = log;
-  SessionManager manager(model.graph, model.scaffold, options);
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> first, manager.PrepareSession(dir));
-  EXPECT_EQ(::rill::testing::ReadFileOrDie(log_path), "");
+  LoggingManager chief(model);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> first, chief.manager().PrepareSession(dir));
+  EXPECT_EQ(chief.Logged(), "");
   ASSERT_OK(first->Run({}, {}, {"train"}));
   ASSERT_OK(model.scaffold.saver->Save(*first, dir + "/model.ckpt", 1).status());
-  ASSERT_OK(manager.PrepareSession(dir).status());
-  std::fclose(log);
-  EXPECT_EQ(::rill::testing::ReadFileOrDie(log_path),
-            "SessionManager: restored " + dir + "/model.ckpt-1\n");
+  ASSERT_OK(chief.manager().PrepareSession(dir).status());
+  EXPECT_EQ(chief.Logged(), "SessionManager: restored " + dir + "/model.ckpt-1\n");
+}
+
+// Flips one bit of the byte at `offset` in `path`.
+void FlipBit(const std::string& path, size_t offset) {
+  std::string bytes = ::rill::testing::ReadFileOrDie(path);
+  ASSERT_GT(bytes.size(), offset);
+  bytes[offset] ^= 0x10;
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), file);
+  std::fclose(file);
+}
+
+// A damaged newest checkpoint (a truncated data file, a bit flipped in an
+// index) is passed over for the newest intact one, saying which and why;
+// with none intact the chief refuses to start.
+TEST(SessionManagerTest, ChiefRestoresTheNewestIntactCheckpoint) {
+  Model model;
+  const std::string dir = ::rill::testing::MakeTempDir();
+  LoggingManager chief(model);
+  SessionManager& manager = chief.manager();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, manager.PrepareSession(dir));
+  for (int64_t step = 1; step <= 3; ++step) {
+    ASSERT_OK(session->Run({}, {}, {"train"}));  // w = 1 + step
+    ASSERT_OK(model.scaffold.saver->Save(*session, dir + "/model.ckpt", step).status());
+  }
+  const std::string newest = dir + "/model.ckpt-3";
+  const std::string middle = dir + "/model.ckpt-2";
+  ASSERT_EQ(truncate((newest + ".data-00000-of-00001").c_str(), 3), 0);
+  FlipBit(middle + ".index", 8);  // In the first block: its checksum no longer holds.
+
+  bool restored = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> again, manager.PrepareSession(dir, &restored));
+  EXPECT_TRUE(restored);
+  EXPECT_EQ(Fetch(*again, "w"), 2.f);  // model.ckpt-1's.
+  const std::string logged = chief.Logged();
+  EXPECT_THAT(logged, HasSubstr("checkpoint " + newest + " does not restore: "));
+  EXPECT_THAT(logged, HasSubstr("checkpoint " + middle + " does not restore: "));
+  EXPECT_THAT(logged, HasSubstr("SessionManager: restored " + dir +
+                                "/model.ckpt-1, the newest intact checkpoint; skipped " + newest));
+
+  ASSERT_EQ(truncate((dir + "/model.ckpt-1.index").c_str(), 10), 0);
+  EXPECT_THAT(
+      manager.PrepareSession(dir),
+      StatusIs(absl::StatusCode::kDataLoss,
+               AllOf(HasSubstr("no checkpoint listed in " + dir + "/checkpoint restores"),
+                     HasSubstr(newest), HasSubstr(middle), HasSubstr(dir + "/model.ckpt-1"))));
 }
 
 TEST(SessionManagerTest, ReadinessNamesTheUninitializedVariables) {

@@ -111,6 +111,30 @@ TEST(SaverTest, SavesAndRestoresVariables) {
   EXPECT_EQ(LatestCheckpoint(dir), prefix);
 }
 
+// A prefix that names no file of its own would scatter a checkpoint beside
+// it ("/" writes "/.index"): refused, naming it, before anything runs, and
+// by the SaveV2 kernel itself when fed one.
+TEST(SaverTest, RefusesPrefixesThatNameNoFile) {
+  Model model;
+  const std::string dir = ::rill::testing::MakeTempDir();
+  std::unique_ptr<Session> session = model.NewSessionOn();
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  for (const std::string& prefix : {std::string("/"), dir + "/", dir + "/.", dir + "/..", dir,
+                                    std::string("/dev/full"), std::string(".")}) {
+    SCOPED_TRACE(prefix);
+    EXPECT_THAT(model.saver->Save(*session, prefix),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("checkpoint prefix '" + prefix + "'")));
+    EXPECT_THAT(session->Run({{"save/Const", Tensor::Scalar<std::string>(prefix)}},
+                             {"save/control_dependency"}, {}),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("checkpoint prefix '" + prefix + "'")));
+  }
+  EXPECT_FALSE(std::filesystem::exists("/.index"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/checkpoint"));
+  EXPECT_THAT(model.saver->Save(*session, dir + "/model.ckpt"), IsOk());
+}
+
 TEST(SaverTest, RestoresTensorFlowsCheckpointAndWritesItsBytes) {
   Model model;
   std::unique_ptr<Session> session = model.NewSessionOn();
