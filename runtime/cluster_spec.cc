@@ -244,7 +244,7 @@ std::vector<std::string> ClusterSpec::TaskNames() const {
 }
 
 std::vector<std::string> ClusterSpec::TasksMatching(std::string_view device,
-                                                     const TaskId& home) const {
+                                                    const TaskId& home) const {
   absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(device);
   if (!spec.ok()) return {};
   const bool home_job = !spec->job || *spec->job == home.job;
@@ -256,7 +256,8 @@ std::vector<std::string> ClusterSpec::TasksMatching(std::string_view device,
   if (found == jobs_.end()) return {};
   std::vector<std::string> names;
   for (const auto& [index, address] : found->second) {
-    if (!task || *task == index) names.push_back(absl::StrFormat("/job:%s/replica:0/task:%d", job, index));
+    if (!task || *task == index)
+      names.push_back(absl::StrFormat("/job:%s/replica:0/task:%d", job, index));
   }
   return names;
 }

@@ -169,8 +169,8 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
       absl::flat_hash_set<std::string> seen_devices;
       for (const NodeDef& node : graph.node()) {
         if (!seen_devices.insert(node.device()).second) continue;
-        for (std::string& task : options_.channels->cluster().TasksMatching(node.device(),
-                                                                            options_.task)) {
+        for (std::string& task :
+             options_.channels->cluster().TasksMatching(node.device(), options_.task)) {
           if (asked->tasks.insert(task).second) tasks.push_back(std::move(task));
         }
       }

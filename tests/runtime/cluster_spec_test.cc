@@ -43,6 +43,27 @@ TEST(ClusterSpec, DefaultIsEmpty) {
   EXPECT_EQ(spec.ToString(), "");
 }
 
+// What a master asks for devices: the tasks a node's request can land on,
+// completed with the master's own job and task as the placer completes it.
+TEST(ClusterSpec, TasksMatchingCompletesARequestWithTheHomeTask) {
+  ASSERT_OK_AND_ASSIGN(ClusterSpec cluster,
+                       ClusterSpec::FromJobs({{"ps", {"h:1", "h:2"}}, {"worker", {"h:3", "h:4"}}}));
+  const TaskId home{"worker", 1};
+  EXPECT_THAT(cluster.TasksMatching("", home), ElementsAre("/job:worker/replica:0/task:1"));
+  EXPECT_THAT(cluster.TasksMatching("/device:CPU:0", home),
+              ElementsAre("/job:worker/replica:0/task:1"));
+  EXPECT_THAT(cluster.TasksMatching("/job:worker", home),
+              ElementsAre("/job:worker/replica:0/task:1"));
+  EXPECT_THAT(cluster.TasksMatching("/job:worker/task:0/device:GPU:0", home),
+              ElementsAre("/job:worker/replica:0/task:0"));
+  EXPECT_THAT(cluster.TasksMatching("/job:ps", home),
+              ElementsAre("/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1"));
+  EXPECT_THAT(cluster.TasksMatching("/job:ps/task:7", home), IsEmpty());
+  EXPECT_THAT(cluster.TasksMatching("/job:chief", home), IsEmpty());
+  EXPECT_THAT(cluster.TasksMatching("/job:ps/replica:1", home), IsEmpty());
+  EXPECT_THAT(cluster.TasksMatching("not a device", home), IsEmpty());
+}
+
 TEST(ClusterSpec, DenseJobsNumberTasksFromZero) {
   const ClusterSpec spec = PsAndWorkers();
   EXPECT_FALSE(spec.empty());
