@@ -84,14 +84,11 @@ absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
     field = absl::Seconds(value);
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(
-      count("max_calls_per_connection", limits.connections.max_calls_per_connection));
-  RETURN_IF_ERROR(
-      count("max_bytes_per_connection", limits.connections.max_bytes_per_connection));
+  RETURN_IF_ERROR(count("max_calls_per_connection", limits.connections.max_calls_per_connection));
+  RETURN_IF_ERROR(count("max_bytes_per_connection", limits.connections.max_bytes_per_connection));
   RETURN_IF_ERROR(count("max_buffered_bytes", limits.connections.max_buffered_bytes));
   RETURN_IF_ERROR(count("max_connections", limits.connections.max_connections));
-  RETURN_IF_ERROR(
-      seconds("connection_idle_timeout", limits.connections.idle_timeout, false));
+  RETURN_IF_ERROR(seconds("connection_idle_timeout", limits.connections.idle_timeout, false));
   RETURN_IF_ERROR(count("max_pending_steps", limits.pending_pushes.max_steps));
   RETURN_IF_ERROR(count("max_pending_bytes", limits.pending_pushes.max_bytes));
   RETURN_IF_ERROR(seconds("pending_step_timeout", limits.pending_pushes.deadline, false));

@@ -99,9 +99,8 @@ absl::Status ConnectionLoad::CheckBytes(int64_t message, int64_t more) {
         "bytes or more, past its limit of %d per connection (max_bytes_per_connection)",
         server_->port_, bytes_ + more, message, limits.max_bytes_per_connection));
   }
-  const int64_t budget = message <= kSmallMessageBytes
-                             ? limits.max_buffered_bytes
-                             : limits.max_buffered_bytes / 8 * 7;
+  const int64_t budget =
+      message <= kSmallMessageBytes ? limits.max_buffered_bytes : limits.max_buffered_bytes / 8 * 7;
   if (server_->buffered_ + more > budget) {
     ++server_->refused_;
     if (!server_->over_) {

@@ -78,8 +78,7 @@ void ConnectionTable::GiveUpPlace(ServerConnection& idle) {
                 "rpc server :%d: connection %s gives its place to a new one: %s for %s "
                 "(limit %d connections)\n",
                 port_, idle.name(), idle.handshake_done() ? "idle" : "in its handshake",
-                absl::FormatDuration(absl::Now() - idle.last_input()),
-                limits_.max_connections);
+                absl::FormatDuration(absl::Now() - idle.last_input()), limits_.max_connections);
   std::fflush(log_);
   Close(idle.id());
 }
@@ -146,11 +145,10 @@ void ConnectionTable::Check(absl::Time now) {
   std::vector<std::pair<uint64_t, absl::Status>> stalled;
   for (auto& [id, connection] : connections_) {
     if (!connection->mid_message() || now - connection->last_input() < limit) continue;
-    stalled.emplace_back(
-        id, absl::DeadlineExceededError(absl::StrFormat(
-                "%s stalled for %s (idle_timeout)",
-                connection->handshake_done() ? "a message" : "the handshake",
-                absl::FormatDuration(now - connection->last_input()))));
+    stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
+                                 "%s stalled for %s (idle_timeout)",
+                                 connection->handshake_done() ? "a message" : "the handshake",
+                                 absl::FormatDuration(now - connection->last_input()))));
   }
   for (auto& [id, why] : stalled) Drop(id, why);
   while (!waiting_.empty()) {

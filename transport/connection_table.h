@@ -68,7 +68,7 @@ class ConnectionTable {
   std::FILE* const log_;
   const std::function<void(int fd)> forget_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<ServerConnection>> connections_;
-  int served_ = 0;               // Connections with a place.
+  int served_ = 0;                // Connections with a place.
   std::deque<uint64_t> waiting_;  // Over the cap, oldest first.
   int64_t refused_ = 0;           // Connections over the cap since it last had room.
   int64_t dropped_ = 0;

@@ -76,8 +76,8 @@ absl::StatusOr<std::unique_ptr<HandshakeMonitor>> HandshakeMonitor::Start(
                              ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                              ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
     // EMFILE among others: the monitor is a socket of its own.
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "cannot watch the connection to %s: %s", address, zmq_strerror(zmq_errno())));
+    return absl::ResourceExhaustedError(absl::StrFormat("cannot watch the connection to %s: %s",
+                                                        address, zmq_strerror(zmq_errno())));
   }
   try {
     zmq::socket_t monitor(context, zmq::socket_type::pair);

@@ -72,14 +72,14 @@ absl::StatusOr<int> ListenTcp(const std::string& bind_address) {
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   if (const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); error != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("cannot bind tcp://%s: %s", bind_address,
-                                                      gai_strerror(error)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot bind tcp://%s: %s", bind_address, gai_strerror(error)));
   }
   const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     freeaddrinfo(found);
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("cannot open a socket for tcp://%s: %s", bind_address, std::strerror(errno)));
+    return absl::ResourceExhaustedError(absl::StrFormat("cannot open a socket for tcp://%s: %s",
+                                                        bind_address, std::strerror(errno)));
   }
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

@@ -17,8 +17,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "graph/tensor.h"
-#include "transport/curve.h"
 #include "transport/connection_limits.h"
+#include "transport/curve.h"
 
 namespace rill {
 

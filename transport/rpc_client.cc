@@ -347,9 +347,9 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
         return Complete(std::move(call.finish), {Refused(call.method), {}, {}});
       }
       return Complete(std::move(call.finish),
-                      {absl::UnavailableError(absl::StrFormat(
-                           "call %s to %s: the message could not be queued: %s", call.method,
-                           options_.address, zmq_strerror(error))),
+                      {absl::UnavailableError(
+                           absl::StrFormat("call %s to %s: the message could not be queued: %s",
+                                           call.method, options_.address, zmq_strerror(error))),
                        {},
                        {}});
     }
@@ -507,7 +507,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
   CallTable calls_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_heard_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_ping_ ABSL_GUARDED_BY(io_mu_);
-  absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);  // When the next turn comes unasked.
+  absl::Time planned_wake_ ABSL_GUARDED_BY(io_mu_);   // When the next turn comes unasked.
   std::vector<int> watched_ ABSL_GUARDED_BY(io_mu_);  // Descriptors the loop watches.
   // Finishes to run once io_mu_ is released.
   std::vector<std::pair<Finish, Completion>> completed_ ABSL_GUARDED_BY(io_mu_);

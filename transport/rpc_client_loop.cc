@@ -141,8 +141,7 @@ void ClientLoop::Loop() {
     int timeout = -1;
     if (!timers_.empty()) {
       const absl::Duration wait = timers_.begin()->first - absl::Now();
-      timeout = static_cast<int>(
-          std::ceil(std::clamp(absl::ToDoubleMilliseconds(wait), 0.0, 1e9)));
+      timeout = static_cast<int>(std::ceil(std::clamp(absl::ToDoubleMilliseconds(wait), 0.0, 1e9)));
     }
     const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout);
     due.clear();

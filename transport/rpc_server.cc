@@ -318,8 +318,7 @@ class RpcServer::Impl {
   void OnMessage(uint64_t id, zmtp::ReceivedMessage message) {
     std::shared_ptr<ServerConnection> connection = connections_->Find(id);
     if (connection == nullptr) return;
-    ConnectionLoad::Admission admission =
-        connection->load().AdmitCall(std::move(message.ticket));
+    ConnectionLoad::Admission admission = connection->load().AdmitCall(std::move(message.ticket));
     if (!admission.ticket) return;  // It does not even read its refusals.
     ConnectionLoad::Ticket& ticket = admission.ticket;
     RpcHeader& header = message.header;
@@ -374,8 +373,7 @@ class RpcServer::Impl {
     // back when the last copy goes.
     auto ticket = std::make_shared<ConnectionLoad::Ticket>(std::move(request.ticket));
     RpcDone reply = [connection, header, ticket](absl::Status status, RpcMessage message) {
-      std::vector<zmq::message_t> frames =
-          ReplyFrames(header, status, std::move(message), *ticket);
+      std::vector<zmq::message_t> frames = ReplyFrames(header, status, std::move(message), *ticket);
       connection->Send(std::move(frames), std::move(*ticket));
     };
     absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 0);

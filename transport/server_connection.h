@@ -41,7 +41,8 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   // address for logs and refusals; `local` whether it is on this machine.
   ServerConnection(int fd, uint64_t id, std::string name, bool local,
                    std::shared_ptr<ConnectionLoad> load,
-                   std::shared_ptr<const zmtp::CurveServerKeys> curve, const ConnectionEvents* events);
+                   std::shared_ptr<const zmtp::CurveServerKeys> curve,
+                   const ConnectionEvents* events);
   ~ServerConnection() override;
   ServerConnection(const ServerConnection&) = delete;
   ServerConnection& operator=(const ServerConnection&) = delete;
@@ -80,9 +81,9 @@ class ServerConnection : private zmtp::ServerReader::Sink {
 
  private:
   struct Chunk {
-    std::string owned;        // Frame headers, small frames, sealed frames.
-    zmq::message_t borrowed;  // A tensor's bytes, sent without a copy.
-    size_t offset = 0;        // Bytes of it written.
+    std::string owned;              // Frame headers, small frames, sealed frames.
+    zmq::message_t borrowed;        // A tensor's bytes, sent without a copy.
+    size_t offset = 0;              // Bytes of it written.
     ConnectionLoad::Ticket ticket;  // On a reply's last chunk.
     size_t size() const { return owned.empty() ? borrowed.size() : owned.size(); }
     const char* data() const {

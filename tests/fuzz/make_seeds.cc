@@ -260,8 +260,8 @@ void ZmtpSeeds() {
   Seed("zmtp_stream", "handshake",
        std::string(1, '\x00') + zmtp::ServerGreeting(zmtp::Mechanism::kNull) +
            frame(zmtp::kCommand,
-                 zmtp::CommandBody("READY", zmtp::EncodeProperties({{"Socket-Type", "DEALER"},
-                                                                    {"Identity", ""}}))) +
+                 zmtp::CommandBody("READY", zmtp::EncodeProperties(
+                                                {{"Socket-Type", "DEALER"}, {"Identity", ""}}))) +
            message(ping, {}));
   RpcHeader undeclared;
   undeclared.set_method("RunGraph");

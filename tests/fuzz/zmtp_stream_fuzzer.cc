@@ -48,9 +48,9 @@ class Sink : public zmtp::ServerReader::Sink {
       const zmq::message_t& frame = message.tensor_frames[i];
       fuzz::Check(frame.size() == header.tensors(static_cast<int>(i)).bytes(),
                   "a frame of another size than its header declares");
-      fuzz::Check(frame.size() == 0 ||
-                      reinterpret_cast<uintptr_t>(frame.data()) % kTensorAlignment == 0,
-                  "a tensor frame that is not aligned");
+      fuzz::Check(
+          frame.size() == 0 || reinterpret_cast<uintptr_t>(frame.data()) % kTensorAlignment == 0,
+          "a tensor frame that is not aligned");
     }
     absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, message.tensor_frames, 0);
     if (tensors.ok()) {
@@ -68,8 +68,8 @@ class Sink : public zmtp::ServerReader::Sink {
 // The stream fed in reads of the sizes `cut` gives; what happened.
 std::string Feed(std::string_view stream, const std::function<size_t(size_t)>& cut) {
   auto server = ServerLoad::Create(
-      {.max_bytes_per_connection = kConnectionLimit, .max_buffered_bytes = 4 * kConnectionLimit},
-      0, Quiet());
+      {.max_bytes_per_connection = kConnectionLimit, .max_buffered_bytes = 4 * kConnectionLimit}, 0,
+      Quiet());
   auto load = server->Connect("fuzz");
   Sink sink;
   absl::Status status;

@@ -29,8 +29,8 @@ TEST(ConnectionLoad, DefaultsFollowTheTensorLimitAndTheMachine) {
 
 TEST(ConnectionLoad, AMessageOverTheConnectionsLimitIsRefusedAndNothingIsHeld) {
   CapturedLog log;
-  auto server = Server({.max_bytes_per_connection = 1000, .max_buffered_bytes = 1 << 20},
-                       log.file());
+  auto server =
+      Server({.max_bytes_per_connection = 1000, .max_buffered_bytes = 1 << 20}, log.file());
   auto connection = server->Connect("127.0.0.1:5");
   absl::StatusOr<ConnectionLoad::Ticket> first = connection->Reserve(600);
   ASSERT_OK(first);
@@ -49,8 +49,8 @@ TEST(ConnectionLoad, AMessageOverTheConnectionsLimitIsRefusedAndNothingIsHeld) {
 TEST(ConnectionLoad, LargeMessagesLeaveAnEighthOfTheBudgetToSmallOnes) {
   CapturedLog log;
   const int64_t budget = int64_t{8} << 20;
-  auto server = Server({.max_bytes_per_connection = budget, .max_buffered_bytes = budget},
-                       log.file());
+  auto server =
+      Server({.max_bytes_per_connection = budget, .max_buffered_bytes = budget}, log.file());
   auto a = server->Connect("a");
   auto b = server->Connect("b");
   absl::StatusOr<ConnectionLoad::Ticket> large = a->Reserve(budget / 8 * 7);
@@ -89,9 +89,8 @@ TEST(ConnectionLoad, CallsOverTheLimitAreRefusedThenDroppedAndAdmittedOnceReplie
   std::vector<ConnectionLoad::Admission> refused;
   for (int i = 0; i < ConnectionLoad::kMaxQueuedRefusals; ++i) {
     refused.push_back(call());
-    EXPECT_THAT(refused.back().refusal,
-                StatusIs(absl::StatusCode::kResourceExhausted,
-                         HasSubstr("whose replies it has not read")));
+    EXPECT_THAT(refused.back().refusal, StatusIs(absl::StatusCode::kResourceExhausted,
+                                                 HasSubstr("whose replies it has not read")));
     EXPECT_TRUE(refused.back().ticket);
   }
   EXPECT_FALSE(call().ticket);  // Beyond the queued refusals: dropped.

@@ -289,9 +289,9 @@ TEST_F(Curve, StrangersStuckInTheHandshakeNeverKeepAMemberOut) {
   ASSERT_NE(server, nullptr);
   std::vector<std::unique_ptr<testing::RawZmtpPeer>> strangers;
   for (int i = 0; i < 10; ++i) {
-    ASSERT_OK_AND_ASSIGN(auto stranger,
-                         testing::RawZmtpPeer::Connect(
-                             server->port(), testing::RawZmtpPeer::Stop::kNothingSent));
+    ASSERT_OK_AND_ASSIGN(
+        auto stranger,
+        testing::RawZmtpPeer::Connect(server->port(), testing::RawZmtpPeer::Stop::kNothingSent));
     strangers.push_back(std::move(stranger));
   }
   absl::SleepFor(absl::Milliseconds(300));

@@ -26,7 +26,8 @@ absl::StatusOr<std::unique_ptr<RawZmtpPeer>> RawZmtpPeer::Connect(int port, Stop
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
     const int error = errno;
     close(fd);
-    return absl::UnavailableError(absl::StrFormat("connect to port %d: %s", port, std::strerror(error)));
+    return absl::UnavailableError(
+        absl::StrFormat("connect to port %d: %s", port, std::strerror(error)));
   }
   auto peer = std::unique_ptr<RawZmtpPeer>(new RawZmtpPeer(fd));
   if (stop == Stop::kNothingSent) return peer;

@@ -23,8 +23,8 @@ class RawZmtpPeer {
   // Connects to 127.0.0.1:`port` and goes as far as `stop` in the
   // handshake (kHandshakeDone: greeting and READY sent as a DEALER, and
   // the server's read).
-  static absl::StatusOr<std::unique_ptr<RawZmtpPeer>> Connect(
-      int port, Stop stop = Stop::kHandshakeDone);
+  static absl::StatusOr<std::unique_ptr<RawZmtpPeer>> Connect(int port,
+                                                              Stop stop = Stop::kHandshakeDone);
   ~RawZmtpPeer();
 
   // False when the server closed the connection (or it broke).

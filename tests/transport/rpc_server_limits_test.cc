@@ -156,8 +156,8 @@ TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused
       ASSERT_TRUE((*stranger)->SendFrame(zmtp::kMore, header.SerializeAsString()));
       uint8_t frame_header[zmtp::kLongHeaderBytes];
       const size_t length = zmtp::EncodeFrameHeader(0, kDeclared, frame_header);
-      ASSERT_TRUE((*stranger)->Send(
-          std::string_view(reinterpret_cast<const char*>(frame_header), length)));
+      ASSERT_TRUE(
+          (*stranger)->Send(std::string_view(reinterpret_cast<const char*>(frame_header), length)));
       for (int64_t sent = 0; sent < kDeclared; sent += chunk.size()) {
         ASSERT_TRUE((*stranger)->Send(chunk));
       }
@@ -177,8 +177,8 @@ TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused
 
 TEST(RpcServerLimits, IdleConnectionsGiveTheirPlacesToNewOnes) {
   CapturedLog log;
-  auto server = StartServer({.max_connections = 8, .idle_timeout = absl::Milliseconds(300)},
-                            log.file());
+  auto server =
+      StartServer({.max_connections = 8, .idle_timeout = absl::Milliseconds(300)}, log.file());
   ASSERT_NE(server, nullptr);
   std::vector<std::unique_ptr<RawZmtpPeer>> idle;
   for (int i = 0; i < 10; ++i) {
@@ -198,8 +198,8 @@ TEST(RpcServerLimits, HandshakesAndMessagesThatStallAreDropped) {
   CapturedLog log;
   auto server = StartServer({.idle_timeout = absl::Milliseconds(300)}, log.file());
   ASSERT_NE(server, nullptr);
-  ASSERT_OK_AND_ASSIGN(auto silent, RawZmtpPeer::Connect(server->port(),
-                                                         RawZmtpPeer::Stop::kAfterGreeting));
+  ASSERT_OK_AND_ASSIGN(auto silent,
+                       RawZmtpPeer::Connect(server->port(), RawZmtpPeer::Stop::kAfterGreeting));
   ASSERT_OK_AND_ASSIGN(auto slow, RawZmtpPeer::Connect(server->port()));
   RpcHeader header;
   header.set_method("Small");

@@ -384,7 +384,9 @@ TEST(Rpc, ServerAnswersMalformedRequestsAndKeepsServing) {
   reply = RawExchange(port, std::move(short_frame), absl::Seconds(10));
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->request_id(), 42u);
-  EXPECT_THAT(reply->status_message(), HasSubstr("frame 1 (tensor 0) of a 'Echo' request has 5 bytes; its header declares 32"));
+  EXPECT_THAT(
+      reply->status_message(),
+      HasSubstr("frame 1 (tensor 0) of a 'Echo' request has 5 bytes; its header declares 32"));
 
   // Random bytes straight into the TCP port: not even ZMTP.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -54,8 +54,8 @@ TEST(Protocol, GreetingsAreChecked) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'NULL'")));
   std::string old = null;
   old[10] = 2;
-  EXPECT_THAT(CheckGreeting(old, Mechanism::kNull), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                             HasSubstr("speaks ZMTP 2")));
+  EXPECT_THAT(CheckGreeting(old, Mechanism::kNull),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("speaks ZMTP 2")));
   EXPECT_THAT(CheckGreeting(std::string(64, 'G'), Mechanism::kNull),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("signature")));
 }
@@ -69,8 +69,9 @@ std::string Frame(uint8_t flags, std::string_view body) {
 // What a DEALER sends before its first message.
 std::string ClientHandshake() {
   return ServerGreeting(Mechanism::kNull) +
-         Frame(kCommand, CommandBody("READY", EncodeProperties({{"Socket-Type", "DEALER"},
-                                                                {"Identity", ""}})));
+         Frame(
+             kCommand,
+             CommandBody("READY", EncodeProperties({{"Socket-Type", "DEALER"}, {"Identity", ""}})));
 }
 
 std::string Request(const std::string& method, uint64_t id, const std::vector<Tensor>& tensors) {
@@ -233,14 +234,12 @@ TEST_F(ReaderTest, AMessageOverTheLimitsIsReadWithoutBeingKeptAndRefused) {
   meta->set_dtype(DT_UINT8);
   meta->set_bytes(4 << 20);  // Past the 1 MiB per connection.
   const std::string big(4 << 20, 'x');
-  ASSERT_OK(Feed(Frame(kMore, header.SerializeAsString()) + Frame(0, big) +
-                     Request("Ping", 6, {}),
+  ASSERT_OK(Feed(Frame(kMore, header.SerializeAsString()) + Frame(0, big) + Request("Ping", 6, {}),
                  100000));
   ASSERT_EQ(sink_.refused.size(), 1u);
   EXPECT_EQ(sink_.refused[0].first, "Push");
-  EXPECT_THAT(sink_.refused[0].second,
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("max_bytes_per_connection")));
+  EXPECT_THAT(sink_.refused[0].second, StatusIs(absl::StatusCode::kResourceExhausted,
+                                                HasSubstr("max_bytes_per_connection")));
   ASSERT_EQ(sink_.messages.size(), 1u);  // The connection goes on.
   EXPECT_EQ(sink_.messages[0].header.method(), "Ping");
 }

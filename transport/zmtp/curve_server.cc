@@ -87,8 +87,8 @@ absl::StatusOr<std::string> CurveServer::Hello(std::string_view hello) {
   const Nonce hello_nonce = MakeNonce("CurveZMQHELLO---", bytes + 112);
   peer_nonce_ = ReadBigEndian64(bytes + 112);
   uint8_t zeros[64];
-  if (crypto_box_open_easy(zeros, bytes + 120, 80, hello_nonce.data(),
-                           client_short_public_.data(), keys_->secret_key.data()) != 0) {
+  if (crypto_box_open_easy(zeros, bytes + 120, 80, hello_nonce.data(), client_short_public_.data(),
+                           keys_->secret_key.data()) != 0) {
     return Malformed("HELLO does not open: the client holds another server key");
   }
 
@@ -174,15 +174,18 @@ absl::StatusOr<std::string> CurveServer::Initiate(std::string_view initiate,
   CurveKey key;
   std::memcpy(key.data(), client_key, 32);
   if (!keys_->authorized.contains(key)) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "CURVE client key %s is not in the server's authorized_keys", client_key_));
+    return absl::PermissionDeniedError(
+        absl::StrFormat("CURVE client key %s is not in the server's authorized_keys", client_key_));
   }
   absl::StatusOr<std::map<std::string, std::string>> metadata = ParseProperties(
       std::string_view(reinterpret_cast<const char*>(plain.data()) + 128, plain.size() - 128));
   if (!metadata.ok()) return metadata.status();
   *properties = *std::move(metadata);
 
-  crypto_box_beforenm(shared_.data(), client_short_public_.data(), short_secret_.data());
+  if (crypto_box_beforenm(shared_.data(), client_short_public_.data(), short_secret_.data()) !=
+      0) {
+    return Malformed("the client's short-term key is not a usable public key");
+  }
   const std::string ready_metadata = ServerReadyProperties();
   std::string ready(6 + 8 + crypto_box_MACBYTES + ready_metadata.size(), '\0');
   auto* out = reinterpret_cast<uint8_t*>(ready.data());
@@ -201,8 +204,7 @@ void CurveServer::Seal(uint8_t flags, uint8_t* box, size_t size) {
   const Nonce nonce = CounterNonce("CurveZMQMESSAGES", nonce_++);
   box[32] = flags & (kMore | kCommand);
   // In place: the MAC goes before the flags and data it covers.
-  crypto_box_detached_afternm(box + 32, box + 16, box + 32, size + 1, nonce.data(),
-                              shared_.data());
+  crypto_box_detached_afternm(box + 32, box + 16, box + 32, size + 1, nonce.data(), shared_.data());
 }
 
 absl::StatusOr<uint8_t> CurveServer::Open(uint8_t* box, size_t size) {

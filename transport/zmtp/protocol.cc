@@ -56,16 +56,15 @@ absl::Status CheckGreeting(std::string_view greeting, Mechanism expected) {
     return absl::InvalidArgumentError("the greeting does not start with ZMTP's signature");
   }
   if (bytes[10] < 3) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("the peer speaks ZMTP %d.%d; this server needs 3.0 or later", bytes[10],
-                        bytes[11]));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the peer speaks ZMTP %d.%d; this server needs 3.0 or later", bytes[10], bytes[11]));
   }
   std::string_view name = greeting.substr(kMechanismOffset, kMechanismBytes);
   name = name.substr(0, std::min(name.find('\0'), name.size()));
   if (name != MechanismName(expected)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the peer's security mechanism is '%s' and this server's is %s",
-        absl::CHexEscape(std::string(name)), MechanismName(expected)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the peer's security mechanism is '%s' and this server's is %s",
+                        absl::CHexEscape(std::string(name)), MechanismName(expected)));
   }
   return absl::OkStatus();
 }
@@ -121,15 +120,16 @@ absl::StatusOr<std::map<std::string, std::string>> ParseProperties(std::string_v
           absl::StrFormat("metadata property at byte %d runs past the end", pos));
     }
     std::string name(bytes.substr(pos + 1, name_length));
-    const auto* length_bytes = reinterpret_cast<const uint8_t*>(bytes.data() + pos + 1 + name_length);
+    const auto* length_bytes =
+        reinterpret_cast<const uint8_t*>(bytes.data() + pos + 1 + name_length);
     const uint32_t value_length = (uint32_t{length_bytes[0]} << 24) |
                                   (uint32_t{length_bytes[1]} << 16) |
                                   (uint32_t{length_bytes[2]} << 8) | length_bytes[3];
     pos += 1 + name_length + 4;
     if (value_length > bytes.size() - pos) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "metadata property '%s' has a value of %d bytes, past the end", absl::CHexEscape(name),
-          value_length));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("metadata property '%s' has a value of %d bytes, past the end",
+                          absl::CHexEscape(name), value_length));
     }
     properties[std::move(name)] = std::string(bytes.substr(pos, value_length));
     pos += value_length;

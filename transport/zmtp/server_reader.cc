@@ -7,8 +7,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
-#include "graph/allocator.h"
 #include "google/protobuf/io/coded_stream.h"
+#include "graph/allocator.h"
 #include "graph/status_macros.h"
 
 namespace rill::zmtp {
@@ -17,8 +17,8 @@ namespace {
 constexpr size_t kStagingBytes = size_t{64} << 10;
 
 uint8_t* AllocateBlock(size_t bytes) {
-  return static_cast<uint8_t*>(::operator new(std::max<size_t>(bytes, 1),
-                                              std::align_val_t(kTensorAlignment), std::nothrow));
+  return static_cast<uint8_t*>(
+      ::operator new(std::max<size_t>(bytes, 1), std::align_val_t(kTensorAlignment), std::nothrow));
 }
 
 void FreeBlock(uint8_t* block) {
@@ -149,7 +149,8 @@ absl::Status ServerReader::Consume() {
       RETURN_IF_ERROR(OnFrameHeader(flags, size));
       continue;
     }
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(available, frame_size_ - body_filled_));
+    const size_t take =
+        static_cast<size_t>(std::min<uint64_t>(available, frame_size_ - body_filled_));
     if (body_ != nullptr && body_filled_ < body_keep_) {
       std::memcpy(body_ + body_filled_, staged,
                   static_cast<size_t>(std::min<uint64_t>(take, body_keep_ - body_filled_)));
@@ -175,8 +176,8 @@ absl::Status ServerReader::OnFrameHeader(uint8_t flags, uint64_t size) {
     if (!command) return Violation("a message frame before the handshake ended");
     if (flags & kMore) return Violation("a command frame marked as followed by more");
     if (size > kMaxCommandBytes) {
-      return Violation(absl::StrFormat("a command frame of %d bytes (at most %d)", size,
-                                       kMaxCommandBytes));
+      return Violation(
+          absl::StrFormat("a command frame of %d bytes (at most %d)", size, kMaxCommandBytes));
     }
     role_ = Role::kCommand;
   } else if (!in_message_) {
@@ -184,7 +185,8 @@ absl::Status ServerReader::OnFrameHeader(uint8_t flags, uint64_t size) {
     in_message_ = true;
     role_ = Role::kHeader;
     if (curve_ != nullptr && size < CurveServer::kMessageOverhead) {
-      return Violation(absl::StrFormat("a CURVE frame of %d bytes, too short to be a MESSAGE", size));
+      return Violation(
+          absl::StrFormat("a CURVE frame of %d bytes, too short to be a MESSAGE", size));
     }
     absl::StatusOr<ConnectionLoad::Ticket> ticket =
         size > (uint64_t{1} << 62) ? absl::ResourceExhaustedError("a frame of 2^62 bytes or more")
@@ -249,9 +251,9 @@ absl::Status ServerReader::OnNullFrameHeader(uint8_t flags, uint64_t size) {
           "more than %d frames past the %d tensors the header of a '%s' message declares",
           kMaxUndeclaredFrames, tensor_count(), header_.method()));
     }
-    Refuse(absl::InvalidArgumentError(absl::StrFormat(
-        "the header of a '%s' request declares %d tensors and more frames follow",
-        header_.method(), tensor_count())));
+    Refuse(absl::InvalidArgumentError(
+        absl::StrFormat("the header of a '%s' request declares %d tensors and more frames follow",
+                        header_.method(), tensor_count())));
     return absl::OkStatus();
   }
   const uint64_t declared = header_.tensors(static_cast<int>(next_tensor_)).bytes();
@@ -291,15 +293,15 @@ absl::Status ServerReader::OnFrameBody() {
     case Role::kHeader: {
       ASSIGN_OR_RETURN(const uint8_t flags, OpenFrame(body_, frame_size_, frame_flags_));
       const size_t lead = curve_ != nullptr ? CurveServer::kMessageOverhead : 0;
-      return OnHeader(flags, std::string_view(reinterpret_cast<const char*>(body_) + lead,
-                                              frame_size_ - lead));
+      return OnHeader(
+          flags, std::string_view(reinterpret_cast<const char*>(body_) + lead, frame_size_ - lead));
     }
     case Role::kHeaderPrefix: {
       // The method and request id come first in a serialized header; a
       // prefix that does not parse leaves the message without a reply.
       const size_t kept = static_cast<size_t>(std::min<uint64_t>(frame_size_, kHeaderPrefixBytes));
-      discarded_ = !ReadHeaderPrefix(std::string_view(reinterpret_cast<const char*>(body_), kept),
-                                     &header_);
+      discarded_ =
+          !ReadHeaderPrefix(std::string_view(reinterpret_cast<const char*>(body_), kept), &header_);
       return AfterFrame(more);
     }
     case Role::kTensor: {
@@ -348,7 +350,8 @@ absl::Status ServerReader::OnHandshakeCommand(std::string_view body) {
   if (!command.ok()) return Violation(std::string(command.status().message()));
   if (command->name == "ERROR") {
     const std::string_view reason = command->data.empty() ? "" : command->data.substr(1);
-    return Violation(absl::StrFormat("the peer sent ERROR '%s'", absl::CHexEscape(std::string(reason))));
+    return Violation(
+        absl::StrFormat("the peer sent ERROR '%s'", absl::CHexEscape(std::string(reason))));
   }
   if (phase_ == Phase::kMessages) {
     // ZMTP 3.1's heartbeat: PING (a TTL, then a context) is answered PONG.
@@ -357,15 +360,15 @@ absl::Status ServerReader::OnHandshakeCommand(std::string_view body) {
       return absl::OkStatus();
     }
     if (command->name == "PONG") return absl::OkStatus();
-    return Violation(absl::StrFormat("unexpected command '%s'", absl::CHexEscape(std::string(command->name))));
+    return Violation(
+        absl::StrFormat("unexpected command '%s'", absl::CHexEscape(std::string(command->name))));
   }
   if (curve_ == nullptr) {
     if (command->name != "READY") {
-      return Violation(
-          absl::StrFormat("expected READY, got command '%s'", absl::CHexEscape(std::string(command->name))));
+      return Violation(absl::StrFormat("expected READY, got command '%s'",
+                                       absl::CHexEscape(std::string(command->name))));
     }
-    absl::StatusOr<std::map<std::string, std::string>> properties =
-        ParseProperties(command->data);
+    absl::StatusOr<std::map<std::string, std::string>> properties = ParseProperties(command->data);
     if (!properties.ok()) return Violation(std::string(properties.status().message()));
     if (absl::Status type = CheckPeerSocketType(*properties); !type.ok()) {
       return Violation(std::string(type.message()));
@@ -415,11 +418,10 @@ absl::Status ServerReader::OnHeader(uint8_t flags, std::string_view bytes) {
     return Violation("an unexpected command inside a CURVE MESSAGE");
   }
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !header_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
-      header_.is_reply()) {
+      !header_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || header_.is_reply()) {
     if (curve_ != nullptr) {
-      return Violation(absl::StrFormat("a message's first frame (%d bytes) is not a request",
-                                       bytes.size()));
+      return Violation(
+          absl::StrFormat("a message's first frame (%d bytes) is not a request", bytes.size()));
     }
     // Without a request id there is no one to answer: dropped.
     header_.Clear();

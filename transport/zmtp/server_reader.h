@@ -140,9 +140,9 @@ class ServerReader {
   // The message being received.
   RpcHeader header_;
   bool in_message_ = false;
-  size_t next_tensor_ = 0;   // Frames after the header so far.
-  bool skipping_ = false;    // Refused or discarded: its frames are read and dropped.
-  bool discarded_ = false;   // No readable request id: dropped without a reply.
+  size_t next_tensor_ = 0;  // Frames after the header so far.
+  bool skipping_ = false;   // Refused or discarded: its frames are read and dropped.
+  bool discarded_ = false;  // No readable request id: dropped without a reply.
   absl::Status refusal_;
   ConnectionLoad::Ticket ticket_;
   std::vector<zmq::message_t> frames_;
