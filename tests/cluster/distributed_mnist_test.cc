@@ -136,6 +136,31 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
   EXPECT_THAT(session_logs, ::testing::IsSupersetOf({SessionLog::START, SessionLog::CHECKPOINT}));
 }
 
+// A cluster spec of 4,000 workers, all but the chief down (as a big job
+// before its workers start): the chief connects only to the tasks its
+// graph names, with the threads it always has, and trains.
+TEST_F(DistributedMnist, AChiefAmongFourThousandListedWorkersTrains) {
+  std::string workers = hosts_[1];
+  for (int i = 0; i < 3999; ++i) {
+    workers += absl::StrFormat(",127.0.%d.%d:1", 1 + i / 250, 1 + i % 250);
+  }
+  const auto start = [&](const std::string& job) {
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> process = testing::ServerProcess::Spawn(
+        {"--ps_hosts=" + hosts_[0], "--worker_hosts=" + workers, "--job_name=" + job,
+         "--task_index=0", "--issync=0", "--logdir=" + logdir_, "--train_steps=300",
+         "--log_every=100", "--validate_every=100000"});
+    EXPECT_OK(process);
+    return process.ok() ? *std::move(process) : nullptr;
+  };
+  auto ps = start("ps");
+  auto chief = start("worker");
+  ASSERT_NE(chief, nullptr);
+  const testing::ExitStatus exit = chief->WaitExit(absl::Seconds(120));
+  ASSERT_TRUE(exit.exited) << chief->Log();
+  EXPECT_EQ(exit.code, 0) << chief->Log();
+  EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 300) << chief->Log();
+}
+
 // --model cnn trains the convolutional model the same way; --trace_steps
 // says where a step's time went on each task.
 TEST_F(DistributedMnist, TrainsTheConvolutionalModel) {

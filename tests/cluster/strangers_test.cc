@@ -1,0 +1,199 @@
+// What strangers on a `rill server`'s port could make it do, reproduced
+// against real server processes: one message of empty frames, idle
+// connections holding every place, senders of gigabytes, and cluster specs
+// of a thousand tasks. The server must stay up, serve a real client, and
+// keep its memory and threads bounded.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "graph/tensor.h"
+#include "ops/ops.h"
+#include "runtime/session.h"
+#include "tests/cluster/server_process.h"
+#include "tests/test_util.h"
+#include "tests/transport/raw_zmtp_peer.h"
+#include "transport/zmtp/protocol.h"
+
+namespace rill {
+namespace {
+
+using ::rill::testing::Cluster;
+using ::rill::testing::RawZmtpPeer;
+using ::rill::testing::ServerProcess;
+using ::testing::HasSubstr;
+
+int PortOf(const std::string& host_port) {
+  return std::stoi(host_port.substr(host_port.rfind(':') + 1));
+}
+
+// A field of /proc/PID/status ("VmHWM" in KiB, "Threads").
+int64_t ProcStatus(pid_t pid, const std::string& field) {
+  std::ifstream status(absl::StrFormat("/proc/%d/status", pid));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (!line.starts_with(field + ":")) continue;
+    std::vector<std::string> parts =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    int64_t value = 0;
+    if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &value)) return value;
+  }
+  return -1;
+}
+
+int64_t PeakResidentBytes(pid_t pid) { return ProcStatus(pid, "VmHWM") << 10; }
+
+// y = x^2 + 1, its parts on `devices` in turn.
+GraphDef StepOver(const std::vector<std::string>& devices) {
+  const Scope root = ops::NewRootScope();
+  const Output x = ops::Placeholder(root.WithOpName("x").WithDevice(devices.front()), DT_FLOAT);
+  const Output square = ops::Square(root.WithDevice(devices[1 % devices.size()]), x);
+  ops::Add(root.WithOpName("y").WithDevice(devices.front()), square,
+           ops::Const(root.WithDevice(devices.front()), Tensor::Scalar<float>(1), DT_FLOAT));
+  absl::StatusOr<GraphDef> def = root.ToGraphDef();
+  EXPECT_OK(def);
+  return def.ok() ? *def : GraphDef();
+}
+
+// A real client: a session on `target` runs one step over `devices`.
+absl::Status RealStep(const std::string& target, const std::vector<std::string>& devices) {
+  SessionOptions options;
+  options.target = target;
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, StepOver(devices)));
+  ASSIGN_OR_RETURN(std::vector<Tensor> out, session->Run({{"x", Tensor::Scalar<float>(3)}}, {"y"}));
+  if (out[0].data<float>()[0] != 10) return absl::InternalError("a wrong result");
+  return session->Close();
+}
+
+TEST(Strangers, OneMessageOfEmptyFramesLeavesTheServerServing) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster, testing::StartCluster(0, 1));
+  ServerProcess& server = cluster.Task("worker", 0);
+  const int64_t before = PeakResidentBytes(server.pid());
+  ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(PortOf(cluster.worker_hosts[0])));
+  RpcHeader header;
+  header.set_method("RunGraph");
+  ASSERT_TRUE(stranger->SendFrame(zmtp::kMore, header.SerializeAsString()));
+  // 40 million empty frames, 80 MB on the wire.
+  std::string chunk;
+  for (int i = 0; i < (1 << 19); ++i) chunk += std::string("\x01\x00", 2);
+  int sent = 0;
+  while (sent < 80 && stranger->Send(chunk)) ++sent;
+  EXPECT_TRUE(stranger->ClosedWithin(absl::Seconds(10)));
+  EXPECT_TRUE(server.Running()) << server.Log();
+  EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{64} << 20);
+  EXPECT_THAT(server.Log(), HasSubstr("more than 64 frames past the 0 tensors"));
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+}
+
+TEST(Strangers, IdleConnectionsGiveTheirPlacesToARealClient) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster, testing::StartCluster(0, 1));
+  ServerProcess& server = cluster.Task("worker", 0);
+  std::vector<std::unique_ptr<RawZmtpPeer>> idle;
+  for (int i = 0; i < 1030; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto peer, RawZmtpPeer::Connect(PortOf(cluster.worker_hosts[0])));
+    idle.push_back(std::move(peer));
+  }
+  absl::SleepFor(absl::Milliseconds(1200));
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+  EXPECT_TRUE(server.Running()) << server.Log();
+  const std::string log = server.Log();
+  EXPECT_THAT(log, HasSubstr("1024 connections open, the limit"));
+  EXPECT_THAT(log, HasSubstr("gives its place to a new one"));
+}
+
+TEST(Strangers, SendersOfGigabytesAreRefusedWithoutTheServerHoldingThem) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster, testing::StartCluster(0, 1));
+  ServerProcess& server = cluster.Task("worker", 0);
+  const int port = PortOf(cluster.worker_hosts[0]);
+  const int64_t before = PeakResidentBytes(server.pid());
+  constexpr int64_t kDeclared = int64_t{1} << 30;
+  std::vector<std::string> answers(3);
+  std::vector<std::thread> senders;
+  for (int s = 0; s < 3; ++s) {
+    senders.emplace_back([&, s] {
+      absl::StatusOr<std::unique_ptr<RawZmtpPeer>> stranger = RawZmtpPeer::Connect(port);
+      if (!stranger.ok()) return;
+      RpcHeader header;
+      header.set_method("PushTensor");
+      header.set_request_id(1);
+      TensorMeta* meta = header.add_tensors();
+      meta->set_dtype(DT_UINT8);
+      meta->mutable_shape()->add_dim()->set_size(kDeclared);
+      meta->set_bytes(kDeclared);
+      if (!(*stranger)->SendFrame(zmtp::kMore, header.SerializeAsString())) return;
+      uint8_t frame_header[zmtp::kLongHeaderBytes];
+      const size_t length = zmtp::EncodeFrameHeader(0, kDeclared, frame_header);
+      if (!(*stranger)->Send(
+              std::string_view(reinterpret_cast<const char*>(frame_header), length))) {
+        return;
+      }
+      const std::string chunk(4 << 20, 'x');
+      for (int64_t sent = 0; sent < kDeclared; sent += static_cast<int64_t>(chunk.size())) {
+        if (!(*stranger)->Send(chunk)) return;
+      }
+      std::optional<RpcHeader> reply = (*stranger)->ReadReply(absl::Seconds(60));
+      if (reply.has_value()) answers[s] = reply->status_message();
+    });
+  }
+  // A real client is served while they send.
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+  for (std::thread& sender : senders) sender.join();
+  for (const std::string& answer : answers) EXPECT_THAT(answer, HasSubstr("per connection"));
+  EXPECT_TRUE(server.Running()) << server.Log();
+  EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{256} << 20);
+}
+
+// 1 ps and 1 worker up, the rest of `tasks` workers listed at addresses
+// where nothing listens: the threads of both servers after a step between
+// them.
+std::pair<int64_t, int64_t> ThreadsWithClusterOf(int tasks) {
+  const std::string ps = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
+  std::vector<std::string> workers = {absl::StrFormat("127.0.0.1:%d", testing::FreePort())};
+  for (int i = 0; static_cast<int>(workers.size()) + 1 < tasks; ++i) {
+    // Distinct loopback addresses on port 1: refused at once, if ever tried.
+    workers.push_back(absl::StrFormat("127.0.%d.%d:1", 1 + i / 250, 1 + i % 250));
+  }
+  const std::vector<std::string> cluster = {"--ps_hosts=" + ps,
+                                            "--worker_hosts=" + absl::StrJoin(workers, ",")};
+  std::vector<std::string> ps_args = cluster;
+  ps_args.insert(ps_args.end(), {"--job_name=ps", "--task_index=0"});
+  std::vector<std::string> worker_args = cluster;
+  worker_args.insert(worker_args.end(), {"--job_name=worker", "--task_index=0"});
+  absl::StatusOr<std::unique_ptr<ServerProcess>> ps_server = ServerProcess::Start(ps_args);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> worker_server = ServerProcess::Start(worker_args);
+  EXPECT_OK(ps_server);
+  EXPECT_OK(worker_server);
+  if (!ps_server.ok() || !worker_server.ok()) return {-1, -1};
+  EXPECT_OK(RealStep("zmq://" + workers[0], {"/job:worker/task:0", "/job:ps/task:0"}))
+      << (*worker_server)->Log();
+  EXPECT_TRUE((*worker_server)->Running()) << (*worker_server)->Log();
+  return {ProcStatus((*ps_server)->pid(), "Threads"),
+          ProcStatus((*worker_server)->pid(), "Threads")};
+}
+
+TEST(Strangers, ThreadsDoNotGrowWithTheClusterSpec) {
+  const auto ten = ThreadsWithClusterOf(10);
+  const auto three_hundred = ThreadsWithClusterOf(300);
+  const auto thousand = ThreadsWithClusterOf(1000);
+  std::printf("threads (ps, worker) with 10 / 300 / 1000 tasks: (%ld, %ld) (%ld, %ld) (%ld, %ld)\n",
+              ten.first, ten.second, three_hundred.first, three_hundred.second, thousand.first,
+              thousand.second);
+  EXPECT_GT(ten.first, 0);
+  EXPECT_EQ(thousand.first, ten.first);
+  EXPECT_EQ(thousand.second, ten.second);
+  EXPECT_EQ(three_hundred.second, ten.second);
+}
+
+}  // namespace
+}  // namespace rill
