@@ -3,8 +3,10 @@
 // connections holding every place, senders of gigabytes, and cluster specs
 // of a thousand tasks. The server must stay up, serve a real client, and
 // keep its memory and threads bounded.
+#include <sys/resource.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -20,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
+#include "runtime/remote_session.h"
 #include "runtime/session.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
@@ -154,32 +157,40 @@ TEST(Strangers, SendersOfGigabytesAreRefusedWithoutTheServerHoldingThem) {
   EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{256} << 20);
 }
 
-// 1 ps and 1 worker up, the rest of `tasks` workers listed at addresses
-// where nothing listens: the threads of both servers after a step between
-// them.
-std::pair<int64_t, int64_t> ThreadsWithClusterOf(int tasks) {
-  const std::string ps = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
-  std::vector<std::string> workers = {absl::StrFormat("127.0.0.1:%d", testing::FreePort())};
-  for (int i = 0; static_cast<int>(workers.size()) + 1 < tasks; ++i) {
-    // Distinct loopback addresses on port 1: refused at once, if ever tried.
-    workers.push_back(absl::StrFormat("127.0.%d.%d:1", 1 + i / 250, 1 + i % 250));
+// A cluster spec of `tasks` tasks in which only ps 0 and worker 0 run;
+// the other workers are listed at addresses where nothing listens.
+struct SparseCluster {
+  explicit SparseCluster(int tasks) {
+    workers.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
+    for (int i = 0; static_cast<int>(workers.size()) + 1 < tasks; ++i) {
+      // Distinct loopback addresses on port 1: refused at once, if ever tried.
+      workers.push_back(absl::StrFormat("127.0.%d.%d:1", 1 + i / 250, 1 + i % 250));
+    }
   }
-  const std::vector<std::string> cluster = {"--ps_hosts=" + ps,
-                                            "--worker_hosts=" + absl::StrJoin(workers, ",")};
-  std::vector<std::string> ps_args = cluster;
-  ps_args.insert(ps_args.end(), {"--job_name=ps", "--task_index=0"});
-  std::vector<std::string> worker_args = cluster;
-  worker_args.insert(worker_args.end(), {"--job_name=worker", "--task_index=0"});
-  absl::StatusOr<std::unique_ptr<ServerProcess>> ps_server = ServerProcess::Start(ps_args);
-  absl::StatusOr<std::unique_ptr<ServerProcess>> worker_server = ServerProcess::Start(worker_args);
-  EXPECT_OK(ps_server);
-  EXPECT_OK(worker_server);
-  if (!ps_server.ok() || !worker_server.ok()) return {-1, -1};
-  EXPECT_OK(RealStep("zmq://" + workers[0], {"/job:worker/task:0", "/job:ps/task:0"}))
-      << (*worker_server)->Log();
-  EXPECT_TRUE((*worker_server)->Running()) << (*worker_server)->Log();
-  return {ProcStatus((*ps_server)->pid(), "Threads"),
-          ProcStatus((*worker_server)->pid(), "Threads")};
+  absl::StatusOr<std::unique_ptr<ServerProcess>> Start(const std::string& job) const {
+    return ServerProcess::Start({"--ps_hosts=" + ps,
+                                 "--worker_hosts=" + absl::StrJoin(workers, ","),
+                                 "--job_name=" + job, "--task_index=0"});
+  }
+  std::string WorkerTarget() const { return "zmq://" + workers[0]; }
+
+  const std::string ps = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
+  std::vector<std::string> workers;
+};
+
+// The threads of both live servers of a SparseCluster of `tasks` after a
+// step between them.
+std::pair<int64_t, int64_t> ThreadsWithClusterOf(int tasks) {
+  const SparseCluster cluster(tasks);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> ps = cluster.Start("ps");
+  absl::StatusOr<std::unique_ptr<ServerProcess>> worker = cluster.Start("worker");
+  EXPECT_OK(ps);
+  EXPECT_OK(worker);
+  if (!ps.ok() || !worker.ok()) return {-1, -1};
+  EXPECT_OK(RealStep(cluster.WorkerTarget(), {"/job:worker/task:0", "/job:ps/task:0"}))
+      << (*worker)->Log();
+  EXPECT_TRUE((*worker)->Running()) << (*worker)->Log();
+  return {ProcStatus((*ps)->pid(), "Threads"), ProcStatus((*worker)->pid(), "Threads")};
 }
 
 TEST(Strangers, ThreadsDoNotGrowWithTheClusterSpec) {
@@ -193,6 +204,50 @@ TEST(Strangers, ThreadsDoNotGrowWithTheClusterSpec) {
   EXPECT_EQ(thousand.first, ten.first);
   EXPECT_EQ(thousand.second, ten.second);
   EXPECT_EQ(three_hundred.second, ten.second);
+}
+
+// Sets this process's address-space limit for its lifetime: processes it
+// starts meanwhile inherit it.
+class ScopedAddressSpaceLimit {
+ public:
+  explicit ScopedAddressSpaceLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_AS, &saved_);
+    rlimit limit = saved_;
+    limit.rlim_cur = std::min(bytes, saved_.rlim_max);
+    setrlimit(RLIMIT_AS, &limit);
+  }
+  ~ScopedAddressSpaceLimit() { setrlimit(RLIMIT_AS, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+// Under a 4 GB address space, a worker in a cluster of 300 workers, all
+// but itself down, aborted when a client created a session (libzmq could
+// not start the threads of 300 connections). Now it takes a session and
+// even lists every task's devices, 300 connections, with its threads.
+TEST(Strangers, ThreeHundredPeersFitInAFourGigabyteAddressSpace) {
+  const SparseCluster cluster(301);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> ps;
+  absl::StatusOr<std::unique_ptr<ServerProcess>> worker;
+  {
+    ScopedAddressSpaceLimit limit(rlim_t{4} << 30);
+    ps = cluster.Start("ps");
+    worker = cluster.Start("worker");
+  }
+  ASSERT_OK(ps);
+  ASSERT_OK(worker);
+  EXPECT_THAT(testing::ReadFileOrDie(absl::StrFormat("/proc/%d/limits", (*worker)->pid())),
+              ::testing::ContainsRegex("Max address space +4294967296"));
+  EXPECT_OK(RealStep(cluster.WorkerTarget(), {"/job:worker/task:0", "/job:ps/task:0"}))
+      << (*worker)->Log();
+  const int64_t threads = ProcStatus((*worker)->pid(), "Threads");
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> devices,
+                       ListRemoteDevices(cluster.WorkerTarget(), absl::Seconds(60)));
+  EXPECT_EQ(devices.size(), 301u);
+  EXPECT_TRUE((*worker)->Running()) << (*worker)->Log();
+  EXPECT_EQ(ProcStatus((*worker)->pid(), "Threads"), threads);
+  EXPECT_OK(RealStep(cluster.WorkerTarget(), {"/job:worker/task:0", "/job:ps/task:0"}));
 }
 
 }  // namespace

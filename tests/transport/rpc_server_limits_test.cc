@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "tests/test_util.h"
 #include "tests/transport/raw_zmtp_peer.h"
@@ -25,6 +26,7 @@ namespace {
 
 using ::rill::testing::CapturedLog;
 using ::rill::testing::RawZmtpPeer;
+using ::rill::testing::StatusIs;
 using ::testing::HasSubstr;
 
 // A raw DEALER: sends requests and reads replies at its own pace.
@@ -173,6 +175,61 @@ TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused
     EXPECT_THAT(answer, HasSubstr("past its limit of 16777216 per connection"));
   }
   EXPECT_LT(PeakResidentBytes() - peak_before, int64_t{128} << 20);
+}
+
+// Messages that would take the server past the bytes it holds for all its
+// connections are refused, while small calls still pass.
+TEST(RpcServerLimits, MessagesPastTheServersBudgetAreRefusedWhileSmallCallsPass) {
+  CapturedLog log;
+  auto release = std::make_shared<absl::Notification>();
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  options.bind_ipc = false;
+  options.limits = {.max_bytes_per_connection = 32 << 20, .max_buffered_bytes = 16 << 20};
+  options.log = log.file();
+  // Holds its request (and so its bytes) until released.
+  RpcHandler hold = [release](RpcMessage request, RpcDone done) {
+    std::thread([release, request = std::move(request), done = std::move(done)] {
+      release->WaitForNotification();
+      done(absl::OkStatus(), {});
+    }).detach();
+  };
+  absl::StatusOr<std::unique_ptr<RpcServer>> server = RpcServer::Start(
+      options,
+      {{"Hold", hold}, {"Small", [](RpcMessage, RpcDone done) { done(absl::OkStatus(), {}); }}});
+  ASSERT_OK(server);
+  const auto connect = [&] {
+    RpcClientOptions client;
+    client.address = "127.0.0.1:" + std::to_string((*server)->port());
+    client.prefer_ipc = false;
+    return RpcClient::Connect(client);
+  };
+  const auto megabytes = [](int n) {
+    return RpcMessage{"", {Tensor(DT_UINT8, TensorShape({int64_t{n} << 20}))}};
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> holder, connect());
+  absl::Notification held;
+  absl::Status held_status;
+  holder->Call("Hold", megabytes(12), absl::Now() + absl::Seconds(60),
+               [&](absl::Status status, RpcMessage) {
+                 held_status = status;
+                 held.Notify();
+               });
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> other, connect());
+  // Until the server has the 12 MiB, 8 more still fit: wait for the refusal.
+  absl::Status refused;
+  for (int i = 0; i < 100 && refused.ok(); ++i) {
+    refused = other->CallSync("Small", megabytes(8), absl::Now() + absl::Seconds(20)).status();
+    if (refused.ok()) absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kResourceExhausted,
+                                HasSubstr("would pass its limit of 16777216 (max_buffered_bytes")));
+  EXPECT_OK(other->CallSync("Small", {"small", {}}, absl::Now() + absl::Seconds(20)).status());
+  EXPECT_THAT(log.Read(), HasSubstr("refusing the messages that would pass it"));
+  release->Notify();
+  held.WaitForNotification();
+  EXPECT_OK(held_status);
+  EXPECT_OK(other->CallSync("Small", megabytes(8), absl::Now() + absl::Seconds(20)).status());
 }
 
 TEST(RpcServerLimits, IdleConnectionsGiveTheirPlacesToNewOnes) {
