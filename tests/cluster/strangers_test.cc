@@ -84,14 +84,8 @@ TEST(Strangers, OneMessageOfEmptyFramesLeavesTheServerServing) {
   ServerProcess& server = cluster.Task("worker", 0);
   const int64_t before = PeakResidentBytes(server.pid());
   ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(PortOf(cluster.worker_hosts[0])));
-  RpcHeader header;
-  header.set_method("RunGraph");
-  ASSERT_TRUE(stranger->SendFrame(zmtp::kMore, header.SerializeAsString()));
   // 40 million empty frames, 80 MB on the wire.
-  std::string chunk;
-  for (int i = 0; i < (1 << 19); ++i) chunk += std::string("\x01\x00", 2);
-  int sent = 0;
-  while (sent < 80 && stranger->Send(chunk)) ++sent;
+  EXPECT_LT(stranger->SendEmptyFrames("RunGraph", 40'000'000), 40'000'000);
   EXPECT_TRUE(stranger->ClosedWithin(absl::Seconds(10)));
   EXPECT_TRUE(server.Running()) << server.Log();
   EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{64} << 20);
@@ -126,25 +120,7 @@ TEST(Strangers, SendersOfGigabytesAreRefusedWithoutTheServerHoldingThem) {
   for (int s = 0; s < 3; ++s) {
     senders.emplace_back([&, s] {
       absl::StatusOr<std::unique_ptr<RawZmtpPeer>> stranger = RawZmtpPeer::Connect(port);
-      if (!stranger.ok()) return;
-      RpcHeader header;
-      header.set_method("PushTensor");
-      header.set_request_id(1);
-      TensorMeta* meta = header.add_tensors();
-      meta->set_dtype(DT_UINT8);
-      meta->mutable_shape()->add_dim()->set_size(kDeclared);
-      meta->set_bytes(kDeclared);
-      if (!(*stranger)->SendFrame(zmtp::kMore, header.SerializeAsString())) return;
-      uint8_t frame_header[zmtp::kLongHeaderBytes];
-      const size_t length = zmtp::EncodeFrameHeader(0, kDeclared, frame_header);
-      if (!(*stranger)->Send(
-              std::string_view(reinterpret_cast<const char*>(frame_header), length))) {
-        return;
-      }
-      const std::string chunk(4 << 20, 'x');
-      for (int64_t sent = 0; sent < kDeclared; sent += static_cast<int64_t>(chunk.size())) {
-        if (!(*stranger)->Send(chunk)) return;
-      }
+      if (!stranger.ok() || !(*stranger)->SendTensorRequest("PushTensor", 1, kDeclared)) return;
       std::optional<RpcHeader> reply = (*stranger)->ReadReply(absl::Seconds(60));
       if (reply.has_value()) answers[s] = reply->status_message();
     });

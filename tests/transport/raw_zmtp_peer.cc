@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -79,6 +80,42 @@ bool RawZmtpPeer::SendRequest(const RpcHeader& header, const std::vector<std::st
     if (!SendFrame(i + 1 < frames.size() ? zmtp::kMore : 0, frames[i])) return false;
   }
   return true;
+}
+
+bool RawZmtpPeer::SendTensorRequest(const std::string& method, uint64_t id, int64_t bytes) {
+  RpcHeader header;
+  header.set_method(method);
+  header.set_request_id(id);
+  TensorMeta* meta = header.add_tensors();
+  meta->set_dtype(DT_UINT8);
+  meta->mutable_shape()->add_dim()->set_size(bytes);
+  meta->set_bytes(static_cast<uint64_t>(bytes));
+  uint8_t frame_header[zmtp::kLongHeaderBytes];
+  const size_t length = zmtp::EncodeFrameHeader(0, static_cast<uint64_t>(bytes), frame_header);
+  if (!SendFrame(zmtp::kMore, header.SerializeAsString()) ||
+      !Send(std::string_view(reinterpret_cast<const char*>(frame_header), length))) {
+    return false;
+  }
+  const std::string chunk(4 << 20, 'x');
+  for (int64_t left = bytes; left > 0; left -= static_cast<int64_t>(chunk.size())) {
+    if (!Send(std::string_view(chunk).substr(
+            0, static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(chunk.size())))))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t RawZmtpPeer::SendEmptyFrames(const std::string& method, int64_t frames) {
+  RpcHeader header;
+  header.set_method(method);
+  if (!SendFrame(zmtp::kMore, header.SerializeAsString())) return 0;
+  constexpr int64_t kPerChunk = int64_t{1} << 19;
+  std::string chunk;
+  for (int64_t i = 0; i < kPerChunk; ++i) chunk += std::string("\x01\x00", 2);
+  int64_t sent = 0;
+  while (sent < frames && Send(chunk)) sent += kPerChunk;
+  return sent;
 }
 
 bool RawZmtpPeer::ReadExactly(size_t n, absl::Time deadline, std::string* out) {

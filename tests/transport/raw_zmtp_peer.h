@@ -34,6 +34,14 @@ class RawZmtpPeer {
   // entry of `frames` (whatever the header says of them).
   bool SendRequest(const RpcHeader& header, const std::vector<std::string>& frames = {});
 
+  // A request for `method` whose header declares one uint8 tensor of
+  // `bytes`, and then that many bytes of filler, a few MiB at a time.
+  bool SendTensorRequest(const std::string& method, uint64_t id, int64_t bytes);
+  // A header for `method` marked as followed by more frames, then `frames`
+  // empty frames (two bytes each on the wire), a MiB at a time; returns
+  // how many were sent before the server hung up.
+  int64_t SendEmptyFrames(const std::string& method, int64_t frames);
+
   // The next reply's header (its tensor frames read and dropped), or
   // nullopt when none comes within `wait` or the connection ends.
   std::optional<RpcHeader> ReadReply(absl::Duration wait);

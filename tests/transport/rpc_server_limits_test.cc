@@ -118,17 +118,9 @@ TEST(RpcServerLimits, AMessageOfEmptyFramesEndsItsConnectionAndTheServerServesOn
   auto server = StartServer({}, log.file());
   ASSERT_NE(server, nullptr);
   ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(server->port()));
-  RpcHeader header;
-  header.set_method("Small");
-  ASSERT_TRUE(stranger->SendFrame(zmtp::kMore, header.SerializeAsString()));
-  // 40 million empty frames (80 MB), a megabyte at a time, until the
-  // server hangs up.
-  std::string chunk;
-  for (int i = 0; i < (1 << 19); ++i) chunk += std::string("\x01\x00", 2);
+  // 40 million empty frames (80 MB), until the server hangs up.
   const int64_t peak_before = PeakResidentBytes();
-  int sent = 0;
-  while (sent < 80 && stranger->Send(chunk)) ++sent;
-  EXPECT_LT(sent, 80);
+  EXPECT_LT(stranger->SendEmptyFrames("Small", 40'000'000), 40'000'000);
   EXPECT_TRUE(stranger->ClosedWithin(absl::Seconds(10)));
   EXPECT_LT(PeakResidentBytes() - peak_before, int64_t{64} << 20);
   EXPECT_THAT(log.Read(), HasSubstr("more than 64 frames past the 0 tensors"));
@@ -140,7 +132,6 @@ TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused
   auto server = StartServer({.max_bytes_per_connection = 16 << 20}, log.file());
   ASSERT_NE(server, nullptr);
   constexpr int64_t kDeclared = int64_t{256} << 20;
-  const std::string chunk(1 << 20, 'x');
   const int64_t peak_before = PeakResidentBytes();
   std::vector<std::thread> senders;
   std::vector<std::string> answers(3);
@@ -148,21 +139,7 @@ TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused
     senders.emplace_back([&, s] {
       absl::StatusOr<std::unique_ptr<RawZmtpPeer>> stranger = RawZmtpPeer::Connect(server->port());
       ASSERT_OK(stranger);
-      RpcHeader header;
-      header.set_method("Small");
-      header.set_request_id(1);
-      TensorMeta* meta = header.add_tensors();
-      meta->set_dtype(DT_UINT8);
-      meta->mutable_shape()->add_dim()->set_size(kDeclared);
-      meta->set_bytes(kDeclared);
-      ASSERT_TRUE((*stranger)->SendFrame(zmtp::kMore, header.SerializeAsString()));
-      uint8_t frame_header[zmtp::kLongHeaderBytes];
-      const size_t length = zmtp::EncodeFrameHeader(0, kDeclared, frame_header);
-      ASSERT_TRUE(
-          (*stranger)->Send(std::string_view(reinterpret_cast<const char*>(frame_header), length)));
-      for (int64_t sent = 0; sent < kDeclared; sent += chunk.size()) {
-        ASSERT_TRUE((*stranger)->Send(chunk));
-      }
+      ASSERT_TRUE((*stranger)->SendTensorRequest("Small", 1, kDeclared));
       std::optional<RpcHeader> reply = (*stranger)->ReadReply(absl::Seconds(30));
       ASSERT_TRUE(reply.has_value());
       answers[s] = reply->status_message();
