@@ -107,10 +107,11 @@ Operation NodeBuilder::Finalize() {
   }
 
   def_.set_name(scope_.GetUniqueNameForOp(def_.op()));
-  def_.set_device(scope_.device());
-  if (!scope_.colocate_with().empty()) {
+  def_.set_device(scope_.op_device());
+  if (!scope_.colocation_groups().empty()) {
     AttrValue colocation;
-    colocation.mutable_list()->add_s("loc:@" + scope_.colocate_with());
+    for (const std::string& group : scope_.colocation_groups())
+      colocation.mutable_list()->add_s(group);
     (*def_.mutable_attr())["_class"] = std::move(colocation);
   }
   const auto fail = [&](const absl::Status& status) {

@@ -1,5 +1,6 @@
 #include "graph/scope.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -74,8 +75,31 @@ Scope Scope::ColocateWith(const Operation& op) const {
     UpdateStatus(absl::InvalidArgumentError("ColocateWith: the op is null (an earlier op failed)"));
     return child;
   }
-  child.colocate_with_ = op.node()->name();
+  const NodeDef& target = op.node()->def();
+  std::vector<std::string> groups;
+  if (auto it = target.attr().find("_class"); it != target.attr().end()) {
+    for (const std::string& entry : it->second.list().s()) {
+      if (entry.starts_with("loc:@")) groups.push_back(entry);
+    }
+  }
+  if (groups.empty()) groups.push_back("loc:@" + target.name());
+  for (std::string& group : groups) {
+    if (std::find(child.colocation_groups_.begin(), child.colocation_groups_.end(), group) ==
+        child.colocation_groups_.end()) {
+      child.colocation_groups_.push_back(std::move(group));
+    }
+  }
+  // As tf.colocate_with: the device scopes around no longer apply.
+  child.device_.clear();
+  if (!target.device().empty()) child.colocation_device_ = target.device();
   return child;
+}
+
+Scope Scope::ColocateOnlyWith(const Operation& op) const {
+  Scope outside = *this;
+  outside.colocation_groups_.clear();
+  outside.colocation_device_.clear();
+  return outside.ColocateWith(op);
 }
 
 Scope Scope::WithDevice(std::string_view device) const {

@@ -72,10 +72,18 @@ class Scope {
   Scope WithControlDependencies(absl::Span<const Operation> deps) const;
   Scope WithControlDependencies(const Output& dep) const;
   Scope WithNoControlDependencies() const;
-  // Ops created in the result are placed with `op` (a `_class` attr
-  // "loc:@NAME", as tf.colocate_with writes it): an accumulator beside its
-  // variable, wherever the placer or a device setter puts that.
+  // Ops created in the result are placed with `op`, as tf.colocate_with
+  // places them: a `_class` attr names op's colocation groups (its own
+  // "loc:@" entries, else "loc:@NAME"; nested calls add up), and the device
+  // scopes around give way: the new op takes op's device (the innermost
+  // target's that has one), and without one only a WithDevice inside
+  // applies. An accumulator goes beside its variable, wherever the placer
+  // or a device setter puts that.
   Scope ColocateWith(const Operation& op) const;
+  // As ColocateWith, but the groups of the scopes around are dropped (as
+  // tf.colocate_with(op, ignore_existing=True)): an update goes with its
+  // variable even when built beside another op.
+  Scope ColocateOnlyWith(const Operation& op) const;
 
   // A fresh name for an op whose default name is `default_name` ("MatMul",
   // "MatMul_1", ...), or the WithOpName name.
@@ -86,8 +94,12 @@ class Scope {
   const std::string& device() const;     // Canonical merged device, may be "".
   const std::vector<Operation>& control_deps() const;
   const std::string& name_prefix() const;  // "dense/" or "" at the root.
-  // The node ops are colocated with (ColocateWith), or "".
-  const std::string& colocate_with() const { return colocate_with_; }
+  // The colocation groups new ops join ("loc:@w"), from ColocateWith.
+  const std::vector<std::string>& colocation_groups() const { return colocation_groups_; }
+  // The device new ops take: their colocation target's, else device().
+  const std::string& op_device() const {
+    return colocation_device_.empty() ? device_ : colocation_device_;
+  }
 
   bool ok() const;
   absl::Status status() const;
@@ -110,7 +122,8 @@ class Scope {
   std::string name_prefix_;
   std::string op_name_;  // From WithOpName, else empty.
   std::string device_;
-  std::string colocate_with_;
+  std::vector<std::string> colocation_groups_;
+  std::string colocation_device_;
   std::vector<Operation> control_deps_;
 };
 

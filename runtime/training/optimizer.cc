@@ -12,10 +12,6 @@
 namespace rill {
 namespace {
 
-const std::string& DeviceOf(const Variable& variable) {
-  return variable.ref().node()->requested_device();
-}
-
 DataType DtypeOf(const Variable& variable) { return BaseType(variable.ref().type()); }
 
 // A scalar of `dtype` (float or double) holding `value`.
@@ -169,8 +165,7 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(
     // Beside the variable, with its constants, as TensorFlow colocates
     // updates: a step that updates on a ps then needs nothing from the
     // worker that built it but the gradient.
-    const UpdateScope update{
-        scope.WithDevice(DeviceOf(g->variable)).ColocateWith(g->variable.ref().op()),
+    const UpdateScope update{scope.ColocateOnlyWith(g->variable.ref().op()),
                              absl::StrFormat("%s/update_%s/", base, g->variable.name())};
     ASSIGN_OR_RETURN(Operation op, ApplyDense(update, g->gradient, g->variable));
     updates.push_back(op);
@@ -183,8 +178,7 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(
   }
   const ops::NoOp group(scope.WithOpName(base + "/update").WithControlDependencies(done));
   ASSIGN_OR_RETURN(Tensor one, One(*global_step));
-  const Scope step_scope = scope.WithDevice(DeviceOf(*global_step))
-                               .ColocateWith(global_step->ref().op())
+  const Scope step_scope = scope.ColocateWith(global_step->ref().op())
                                .WithControlDependencies({group.operation});
   const ops::Const value(step_scope.WithOpName(base + "/value"), one, one.dtype());
   const ops::AssignAdd increment(step_scope.WithOpName(base), global_step->ref(), value);
@@ -212,7 +206,7 @@ absl::StatusOr<Variable> Optimizer::ZerosSlot(const Scope& scope, const Variable
     return it->second.variable;
   }
   ASSIGN_OR_RETURN(const TensorShape shape, variable.ref().shape().AsTensorShape());
-  const Variable slot(scope.WithDevice(DeviceOf(variable)),
+  const Variable slot(scope.ColocateOnlyWith(variable.ref().op()),
                       LocalName(scope, variable.name()) + "/" + slot_name,
                       Tensor(DtypeOf(variable), shape));
   RETURN_IF_ERROR(scope.status());
@@ -268,7 +262,7 @@ absl::Status AdamOptimizer::Prepare(const Scope& scope, const std::vector<Variab
   if (beta1_power_.has_value() && beta1_power_->IsIn(*scope.graph())) return scope.status();
   // As TensorFlow, the powers live beside the first variable, in its dtype.
   const Variable& first = variables.front();
-  const Scope beside = scope.WithDevice(DeviceOf(first));
+  const Scope beside = scope.ColocateOnlyWith(first.ref().op());
   const Variable beta1_power(beside, "beta1_power", FloatScalar(beta1_, DtypeOf(first)));
   const Variable beta2_power(beside, "beta2_power", FloatScalar(beta2_, DtypeOf(first)));
   RETURN_IF_ERROR(scope.status());
@@ -306,7 +300,8 @@ absl::StatusOr<std::vector<Operation>> AdamOptimizer::Finish(const Scope& scope,
   const Variable& beta2_power = beta2_power_->variable;
   const DataType dtype = DtypeOf(beta1_power);
   // After every update has read the powers of this step.
-  const Scope after = scope.WithDevice(DeviceOf(beta1_power)).WithControlDependencies(updates);
+  const Scope after =
+      scope.ColocateOnlyWith(beta1_power.ref().op()).WithControlDependencies(updates);
   const ops::Mul next1(after.WithOpName(prefix + "mul"), beta1_power.value(),
                        ScalarConst(after.WithOpName(prefix + "beta1"), beta1_, dtype));
   const ops::Assign assign1(after.WithOpName(prefix + "Assign"), beta1_power.ref(), next1,

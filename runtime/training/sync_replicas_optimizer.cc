@@ -250,6 +250,8 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   if (accumulators.empty()) {
     return absl::InvalidArgumentError("SyncReplicasOptimizer: no gradient for any variable");
   }
+  // The inner optimizer puts each update with its own variable (which may
+  // be on another ps task than the step) and the rest beside the step.
   ASSIGN_OR_RETURN(
       const Operation update,
       optimizer_->ApplyGradients(beside_step, averaged, &global_step, options_.name + "/update"));

@@ -75,6 +75,34 @@ TEST_F(ScopeTest, ColocateWithMarksOpsWithTheClassAttr) {
   EXPECT_FALSE(apart.node()->def().attr().contains("_class"));
 }
 
+// As tf.colocate_with: the target's device wins over the device scope
+// around, and a WithDevice inside still applies to a target without one.
+TEST_F(ScopeTest, ColocateWithTakesTheTargetsDeviceOverTheDeviceScope) {
+  const Operation pinned = Nop(root_.WithDevice("/job:ps/task:1").WithOpName("pinned"));
+  const Operation free = Nop(root_.WithOpName("free"));
+  const Scope worker = root_.WithDevice("/job:worker/task:0");
+  EXPECT_EQ(Nop(worker.ColocateWith(pinned)).node()->requested_device(), "/job:ps/task:1");
+  EXPECT_EQ(Nop(worker.ColocateWith(free)).node()->requested_device(), "");
+  EXPECT_EQ(Nop(worker.ColocateWith(free).WithDevice("/cpu:0")).node()->requested_device(),
+            "/device:CPU:0");
+  ASSERT_TRUE(root_.ok()) << root_.status();
+}
+
+// Nested calls add groups, a target's own groups are joined rather than
+// its name, and ColocateOnlyWith starts afresh.
+TEST_F(ScopeTest, ColocationGroupsAccumulateUnlessColocatedOnlyWith) {
+  const Operation a = Nop(root_.WithOpName("a"));
+  const Operation b = Nop(root_.WithOpName("b"));
+  const Operation with_a = Nop(root_.ColocateWith(a).WithOpName("with_a"));
+  const Scope both = root_.ColocateWith(a).ColocateWith(b);
+  EXPECT_THAT(both.colocation_groups(), ElementsAre("loc:@a", "loc:@b"));
+  EXPECT_THAT(root_.ColocateWith(with_a).colocation_groups(), ElementsAre("loc:@a"));
+  EXPECT_THAT(both.ColocateOnlyWith(b).colocation_groups(), ElementsAre("loc:@b"));
+  const Operation pinned = Nop(root_.WithDevice("/job:ps/task:0").WithOpName("pinned"));
+  EXPECT_EQ(Nop(root_.ColocateWith(pinned).ColocateOnlyWith(a)).node()->requested_device(), "");
+  ASSERT_TRUE(root_.ok()) << root_.status();
+}
+
 TEST_F(ScopeTest, ColocateWithANullOpIsAnError) {
   const Scope& root = root_;
   (void)root.ColocateWith(Operation());
