@@ -16,11 +16,14 @@
 namespace rill {
 namespace {
 
-// Why two nodes must share a device; `kind` is printed in reasons.
+// Why two nodes must share a device; `kind` is printed in reasons. Along a
+// reference or resource edge `a` is the source (the variable), whose
+// request wins over the consumer's, as in TensorFlow.
 struct ColocationLink {
   int a;
   int b;
   const char* kind;
+  bool source_wins;
 };
 
 std::vector<ColocationLink> ColocationLinks(const Graph& graph) {
@@ -30,9 +33,9 @@ std::vector<ColocationLink> ColocationLinks(const Graph& graph) {
       if (edge == nullptr || edge->IsControl()) continue;
       const DataType type = node->input_type(edge->dst_input);
       if (IsRefType(type)) {
-        links.push_back({edge->src->id(), node->id(), "ref edge"});
+        links.push_back({edge->src->id(), node->id(), "ref edge", true});
       } else if (type == DT_RESOURCE) {
-        links.push_back({edge->src->id(), node->id(), "resource edge"});
+        links.push_back({edge->src->id(), node->id(), "resource edge", true});
       }
     }
     auto it = node->def().attr().find("_class");
@@ -44,7 +47,7 @@ std::vector<ColocationLink> ColocationLinks(const Graph& graph) {
       if (!std::string_view(entry).starts_with(kPrefix)) continue;
       const Node* other = graph.FindNode(std::string_view(entry).substr(kPrefix.size()));
       if (other != nullptr && other != node) {
-        links.push_back({other->id(), node->id(), "_class attr"});
+        links.push_back({other->id(), node->id(), "_class attr", false});
       }
     }
   }
@@ -183,40 +186,172 @@ absl::Status AssignError(const Node& node, const std::string& message) {
       absl::StrFormat("Cannot assign a device for operation '%s': %s", node.name(), message));
 }
 
-absl::Status MergeGroupRequests(const std::vector<DeviceSpec>& requests, bool soft, Group& group) {
-  for (const Node* node : group.members) {
-    const DeviceSpec& own = requests[node->id()];
-    if (own.empty()) continue;
-    DeviceSpec strict = group.request;
-    if (soft && !MergeDeviceSpecs(&strict, own, false).ok()) group.merged_softly = true;
-    if (!MergeDeviceSpecs(&group.request, own, soft).ok()) {
-      // Name the earlier member this request clashes with, and both devices.
-      const Node* other = group.requesters.front();
-      absl::Status conflict;
-      for (const Node* earlier : group.requesters) {
-        DeviceSpec probe = requests[earlier->id()];
-        conflict = MergeDeviceSpecs(&probe, own, soft);
+// Joins nodes into colocation groups, merging their requests as it goes:
+// the `_class` links first, then reference and resource edges, as
+// TensorFlow's placer does. Across an edge whose requests conflict the
+// source's request wins (the consumer of a variable follows it); across
+// `_class` links a conflict is an error naming both nodes and requests.
+class Colocator {
+ public:
+  Colocator(const Graph& graph, const std::vector<DeviceSpec>& requests,
+            const std::vector<bool>& pinned, bool soft)
+      : graph_(graph),
+        requests_(requests),
+        pinned_(pinned),
+        soft_(soft),
+        parent_(graph.num_nodes()),
+        groups_(graph.num_nodes()),
+        gave_way_(graph.num_nodes()) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+    for (const Node* node : graph.nodes()) {
+      Group& group = groups_[node->id()];
+      group.request = requests[node->id()];
+      if (!group.request.empty()) group.requesters.push_back(node);
+    }
+  }
+
+  absl::Status Join(const ColocationLink& link) {
+    const int a = FindRoot(parent_, link.a);
+    const int b = FindRoot(parent_, link.b);
+    if (a == b) return absl::OkStatus();
+    Group& first = groups_[a];
+    Group& second = groups_[b];
+    DeviceSpec merged = first.request;
+    DeviceSpec strict = merged;
+    const bool strictly = MergeDeviceSpecs(&strict, second.request, false).ok();
+    absl::Status status = MergeDeviceSpecs(&merged, second.request, soft_);
+    bool softly = first.merged_softly || second.merged_softly || (status.ok() && !strictly);
+    if (!status.ok()) {
+      if (!link.source_wins || Pinned(second)) return ConflictError(link, first, second);
+      // The consumer's group gives way to its source's request.
+      merged = first.request;
+      softly = first.merged_softly;
+      gave_way_[link.b] = second.request.ToString();
+      second.requesters.clear();
+    }
+    const int root = std::min(a, b);
+    Group joined;
+    joined.request = std::move(merged);
+    joined.merged_softly = softly;
+    joined.requesters = first.requesters;
+    joined.requesters.insert(joined.requesters.end(), second.requesters.begin(),
+                             second.requesters.end());
+    std::sort(joined.requesters.begin(), joined.requesters.end(),
+              [](const Node* x, const Node* y) { return x->id() < y->id(); });
+    parent_[std::max(a, b)] = root;
+    groups_[root] = std::move(joined);
+    groups_[std::max(a, b)] = Group();
+    return absl::OkStatus();
+  }
+
+  // The groups, each with its members in id order.
+  std::vector<Group> Groups() {
+    std::vector<Group> out(graph_.num_nodes());
+    for (const Node* node : graph_.nodes()) {
+      const int root = FindRoot(parent_, node->id());
+      if (out[root].members.empty()) {
+        out[root].request = groups_[root].request;
+        out[root].requesters = groups_[root].requesters;
+        out[root].merged_softly = groups_[root].merged_softly;
+      }
+      out[root].members.push_back(node);
+    }
+    return out;
+  }
+  std::vector<int> GroupOf() {
+    std::vector<int> group(graph_.num_nodes());
+    for (int i = 0; i < graph_.num_nodes(); ++i) group[i] = FindRoot(parent_, i);
+    return group;
+  }
+  // Per node: the request it gave up to follow its source, or "".
+  const std::vector<std::string>& gave_way() const { return gave_way_; }
+
+ private:
+  bool Pinned(const Group& group) const {
+    return std::any_of(group.requesters.begin(), group.requesters.end(),
+                       [&](const Node* n) { return pinned_[n->id()]; });
+  }
+
+  // Names a member of each group whose requests do not merge.
+  absl::Status ConflictError(const ColocationLink& link, const Group& first, const Group& second) {
+    const Node* x = first.requesters.empty() ? graph_.nodes()[link.a] : first.requesters.front();
+    const Node* y = second.requesters.empty() ? graph_.nodes()[link.b] : second.requesters.front();
+    absl::Status conflict;
+    for (const Node* p : first.requesters) {
+      for (const Node* q : second.requesters) {
+        DeviceSpec probe = requests_[p->id()];
+        conflict = MergeDeviceSpecs(&probe, requests_[q->id()], soft_);
         if (!conflict.ok()) {
-          other = earlier;
+          x = p;
+          y = q;
           break;
         }
       }
-      if (conflict.ok()) conflict = MergeDeviceSpecs(&group.request, own, soft);
-      return AssignError(
-          *node, absl::StrFormat("Cannot colocate nodes '%s' (requested %s) and '%s' "
-                                 "(requested %s): %s",
-                                 other->name(), requests[other->id()].ToString(), node->name(),
-                                 own.ToString(), conflict.message()));
+      if (!conflict.ok()) break;
     }
-    group.requesters.push_back(node);
+    if (conflict.ok()) {
+      DeviceSpec probe = first.request;
+      conflict = MergeDeviceSpecs(&probe, second.request, soft_);
+    }
+    if (x->id() > y->id()) std::swap(x, y);
+    return AssignError(*graph_.nodes()[link.b],
+                       absl::StrFormat("Cannot colocate nodes '%s' (requested %s) and '%s' "
+                                       "(requested %s): %s",
+                                       x->name(), requests_[x->id()].ToString(), y->name(),
+                                       requests_[y->id()].ToString(), conflict.message()));
   }
-  return absl::OkStatus();
+
+  const Graph& graph_;
+  const std::vector<DeviceSpec>& requests_;
+  const std::vector<bool>& pinned_;
+  const bool soft_;
+  std::vector<int> parent_;
+  std::vector<Group> groups_;  // Valid at roots.
+  std::vector<std::string> gave_way_;
+};
+
+// No device type runs every member of the group: names a member and an
+// earlier one whose kernels leave no type in common, as TensorFlow does.
+absl::Status NoCommonTypeError(const Group& group, const GroupKernels& kernels) {
+  const auto types = [&](size_t m) { return absl::StrJoin(kernels.member_types[m], " "); };
+  std::set<std::string> common;
+  bool started = false;
+  for (size_t m = 0; m < group.members.size(); ++m) {
+    const std::set<std::string>& has = kernels.member_types[m];
+    if (has.empty()) continue;
+    if (!started) {
+      common = has;
+      started = true;
+      continue;
+    }
+    std::erase_if(common, [&](const std::string& t) { return has.count(t) == 0; });
+    if (!common.empty()) continue;
+    // The earlier member that shares no type with this one, or the first.
+    size_t other = 0;
+    for (size_t e = 0; e < m; ++e) {
+      if (kernels.member_types[e].empty()) continue;
+      const bool disjoint = std::none_of(has.begin(), has.end(), [&](const std::string& t) {
+        return kernels.member_types[e].count(t) > 0;
+      });
+      if (disjoint || other == 0) other = e;
+      if (disjoint) break;
+    }
+    const Node& a = *group.members[m];
+    const Node& b = *group.members[other];
+    return AssignError(
+        a, absl::StrFormat("Cannot colocate nodes '%s' and '%s' because no device type supports "
+                           "both of those nodes and the other nodes colocated with them: %s: %s; "
+                           "%s: %s",
+                           a.name(), b.name(), a.op(), types(m), b.op(), types(other)));
+  }
+  return AssignError(*group.members.front(), "no device type runs its colocation group");
 }
 
 // Why no device matches `request` for the group (soft placement off or
 // exhausted): the explicit specification, or the missing kernels.
 absl::Status NoDeviceError(const Group& group, const GroupKernels& kernels,
                            const DeviceSet& devices) {
+  if (kernels.constrained && kernels.types.empty()) return NoCommonTypeError(group, kernels);
   const Node& named = group.requesters.empty() ? *group.members.front() : *group.requesters.front();
   const std::vector<int> matching = devices.Matching(group.request);
   const std::string available = absl::StrJoin(devices.names(), ", ");
@@ -317,7 +452,8 @@ absl::StatusOr<Decision> PlaceGroup(const Group& group, const GroupKernels& kern
 // For each member but the first, the neighbour through which it joined the
 // group, so its reason can say why it follows.
 std::vector<std::string> ColocationReasons(const Graph& graph, const std::vector<int>& groups,
-                                           const std::vector<ColocationLink>& links) {
+                                           const std::vector<ColocationLink>& links,
+                                           const std::vector<std::string>& gave_way) {
   std::vector<std::vector<std::pair<int, const char*>>> adjacent(graph.num_nodes());
   for (const ColocationLink& link : links) {
     adjacent[link.a].emplace_back(link.b, link.kind);
@@ -338,6 +474,11 @@ std::vector<std::string> ColocationReasons(const Graph& graph, const std::vector
             absl::StrFormat("colocated with '%s' (%s)", graph.nodes()[at]->name(), kind);
         queue.push_back(next);
       }
+    }
+  }
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    if (!gave_way[i].empty()) {
+      absl::StrAppendFormat(&reasons[i], "; its request %s gave way to its source's", gave_way[i]);
     }
   }
   return reasons;
@@ -371,8 +512,14 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& device
   ASSIGN_OR_RETURN(const DeviceSpec default_spec, DefaultSpec(options, devices));
 
   std::vector<DeviceSpec> requests(graph.num_nodes());
+  std::vector<bool> pinned(graph.num_nodes(), false);
   for (const Node* node : graph.nodes()) {
-    absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(node->requested_device());
+    std::string_view requested = node->requested_device();
+    if (auto it = options.assigned.find(node->name()); it != options.assigned.end()) {
+      requested = it->second;
+      pinned[node->id()] = true;
+    }
+    absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(requested);
     if (!spec.ok()) return AssignError(*node, std::string(spec.status().message()));
     requests[node->id()] = *std::move(spec);
   }
@@ -384,15 +531,17 @@ absl::StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& device
     }
   }
 
-  const std::vector<ColocationLink> links = ColocationLinks(graph);
-  const std::vector<int> group_of = GroupsFromLinks(graph.num_nodes(), links);
-  std::vector<Group> groups(graph.num_nodes());
-  for (const Node* node : graph.nodes()) groups[group_of[node->id()]].members.push_back(node);
-  const std::vector<std::string> follow_reasons = ColocationReasons(graph, group_of, links);
+  std::vector<ColocationLink> links = ColocationLinks(graph);
+  // TensorFlow's order: `_class` groups first, then the edges to variables.
+  std::stable_partition(links.begin(), links.end(),
+                        [](const ColocationLink& link) { return !link.source_wins; });
+  Colocator colocator(graph, requests, pinned, options.allow_soft_placement);
+  for (const ColocationLink& link : links) RETURN_IF_ERROR(colocator.Join(link));
+  const std::vector<std::string> follow_reasons =
+      ColocationReasons(graph, colocator.GroupOf(), links, colocator.gave_way());
 
-  for (Group& group : groups) {
+  for (const Group& group : colocator.Groups()) {
     if (group.members.empty()) continue;
-    RETURN_IF_ERROR(MergeGroupRequests(requests, options.allow_soft_placement, group));
     const GroupKernels group_kernels = ComputeGroupKernels(group.members, set_types, kernels);
     ASSIGN_OR_RETURN(Decision decision,
                      PlaceGroup(group, group_kernels, devices, default_spec,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "kernels/kernel_registry.h"
@@ -27,6 +28,10 @@ struct PlacerOptions {
   // with no kernel on any device type is placed by its request alone (the
   // executor reports the missing kernel when it runs).
   const KernelRegistry* kernels = nullptr;
+  // Nodes placed before (by name, full device names), as a session keeps
+  // the nodes of its graph where it first placed them: each stays there,
+  // and nodes colocated with it follow.
+  absl::flat_hash_map<std::string, std::string> assigned;
 };
 
 struct NodePlacement {
@@ -44,10 +49,13 @@ struct Placement {
 };
 
 // Places every node of `graph`:
-//  1. colocation groups: nodes joined by reference or resource edges, and
-//     nodes whose `_class` attr lists "loc:@NAME", are placed as one;
-//  2. a group's requests (each node's requested device) are merged;
-//     incompatible requests fail naming both nodes and devices;
+//  1. colocation groups: nodes whose `_class` attr lists "loc:@NAME", then
+//     nodes joined by reference or resource edges, are placed as one;
+//  2. a group's requests (each node's requested device) are merged as the
+//     groups join: across `_class` links incompatible requests fail naming
+//     both nodes and devices; across an edge the source's request wins
+//     (the consumer of a variable goes where the variable goes), as in
+//     TensorFlow;
 //  3. the group goes to the first device matching the merged request whose
 //     type has a kernel for every member (soft placement and the default
 //     device as in PlacerOptions).

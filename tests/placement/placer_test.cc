@@ -176,16 +176,28 @@ TEST(Placer, RequestOfAnyMemberMovesTheWholeGroup) {
   EXPECT_EQ(At(*graph, p, "w/Assign").device, "/job:ps/replica:0/task:1/device:CPU:0");
 }
 
-TEST(Placer, ConflictingRequestsInGroupNameBothNodes) {
+// As in TensorFlow, the consumer of a variable goes where the variable
+// goes: its own request gives way.
+TEST(Placer, RefEdgeConsumerFollowsItsVariableOverItsOwnRequest) {
   ASSERT_OK_AND_ASSIGN(auto graph, Build({Variable("w", "/job:ps/task:0"), Placeholder("v"),
                                           Assign("w/Assign", "w", "v", "/job:ps/task:1")}));
   ASSERT_OK_AND_ASSIGN(DeviceSet devices, DeviceSet::ForCluster({{"ps", 2}}));
+  ASSERT_OK_AND_ASSIGN(Placement p, PlaceGraph(*graph, devices, {}));
+  EXPECT_EQ(At(*graph, p, "w/Assign").device, "/job:ps/replica:0/task:0/device:CPU:0");
+  EXPECT_EQ(At(*graph, p, "w/Assign").reason,
+            "colocated with 'w' (ref edge); its request /job:ps/task:1 gave way to its source's");
+}
+
+TEST(Placer, ConflictingClassRequestsNameBothNodesAndRequests) {
+  ASSERT_OK_AND_ASSIGN(
+      auto graph, Build({Variable("w", "/job:ps/task:0"),
+                         WithClass(Unary("Identity", "r", "w", "/job:ps/task:1"), {"loc:@w"})}));
+  ASSERT_OK_AND_ASSIGN(DeviceSet devices, DeviceSet::ForCluster({{"ps", 2}}));
   EXPECT_THAT(PlaceGraph(*graph, devices, {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       "Cannot assign a device for operation 'w/Assign': Cannot colocate nodes "
-                       "'w' (requested /job:ps/task:0) and 'w/Assign' (requested "
-                       "/job:ps/task:1): Cannot merge devices with incompatible tasks: '0' and "
-                       "'1'"));
+                       "Cannot assign a device for operation 'r': Cannot colocate nodes 'w' "
+                       "(requested /job:ps/task:0) and 'r' (requested /job:ps/task:1): Cannot "
+                       "merge devices with incompatible tasks: '0' and '1'"));
 }
 
 TEST(Placer, ConflictingJobsInGroupFailEvenWithSoftPlacement) {
@@ -203,17 +215,18 @@ TEST(Placer, ConflictingJobsInGroupFailEvenWithSoftPlacement) {
 }
 
 TEST(Placer, ConflictingTypesInGroupNeedSoftPlacement) {
-  ASSERT_OK_AND_ASSIGN(auto graph, Build({Variable("w", "/device:CPU:0"), Placeholder("v"),
-                                          Assign("w/Assign", "w", "v", "/device:GPU:0")}));
+  ASSERT_OK_AND_ASSIGN(
+      auto graph, Build({Variable("w", "/device:CPU:0"),
+                         WithClass(Unary("Identity", "r", "w", "/device:GPU:0"), {"loc:@w"})}));
   EXPECT_THAT(PlaceGraph(*graph, DeviceSet::Local(1, 1), {}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("incompatible types: 'CPU' and 'GPU'")));
   PlacerOptions options;
   options.allow_soft_placement = true;
   ASSERT_OK_AND_ASSIGN(Placement p, PlaceGraph(*graph, DeviceSet::Local(1, 1), options));
-  // VariableV2 and Assign have GPU kernels, and a GPU is preferred.
+  // VariableV2 and Identity have GPU kernels, and a GPU is preferred.
   EXPECT_EQ(At(*graph, p, "w").device, kGpu0);
-  EXPECT_EQ(At(*graph, p, "w/Assign").device, kGpu0);
+  EXPECT_EQ(At(*graph, p, "r").device, kGpu0);
   EXPECT_EQ(At(*graph, p, "w").reason,
             std::string("soft placement: the group's requests name different devices, took ") +
                 kGpu0 + " (GPU kernel preferred)");
@@ -314,9 +327,9 @@ TEST(Placer, GroupWithoutCommonKernelTypeFails) {
   options.allow_soft_placement = true;
   EXPECT_THAT(PlaceGraph(*graph, DeviceSet::Local(1, 1), options),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("no device has kernels for its colocation group"),
-                             HasSubstr("node 'w' (VariableV2) has no CPU kernel"),
-                             HasSubstr("node 'w/Assign' (Assign) has no GPU kernel"))));
+                       HasSubstr("Cannot colocate nodes 'w/Assign' and 'w' because no device type "
+                                 "supports both of those nodes and the other nodes colocated with "
+                                 "them: Assign: CPU; VariableV2: GPU")));
 }
 
 TEST(Placer, PrefersGpuWhenGroupHasGpuKernels) {
