@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "graph/status_macros.h"
 #include "graph/types.h"
 #include "ops/registry.h"
+#include "placement/device_name.h"
 #include "placement/placer.h"
 
 namespace rill {
@@ -41,30 +43,53 @@ int64_t VariableBytes(const NodeDef& node) {
   return elements * bytes_per_element;
 }
 
-// The ps device for each colocation group holding a ps op, in the order
-// the groups' first ps ops appear in `def`.
-std::map<int, int> AssignPsDevices(const ReplicaDeviceSetterOptions& options, const GraphDef& def,
-                                   const Graph& graph, const std::vector<int>& group_of) {
-  std::vector<int> order;
-  std::map<int, int64_t> group_bytes;
-  for (const NodeDef& node_def : def.node()) {
-    if (options.ps_ops.count(node_def.op()) == 0) continue;
-    const Node* node = graph.FindNode(node_def.name());
-    const int group = group_of[node->id()];
-    if (!group_bytes.contains(group)) order.push_back(group);
-    group_bytes[group] += VariableBytes(node->def());
-  }
-  std::map<int, int> device_of_group;
-  std::vector<int64_t> load(options.ps_devices.size(), 0);
-  for (size_t i = 0; i < order.size(); ++i) {
-    int device = static_cast<int>(i % options.ps_devices.size());
-    if (options.strategy == PsStrategy::kGreedy) {
-      device = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+// A colocation group: its members in graph order, whether one is a ps op,
+// what its ps ops hold, and the device fields its members ask for.
+struct SetterGroup {
+  std::vector<NodeDef*> members;
+  bool has_ps_op = false;
+  int64_t bytes = 0;
+  DeviceSpec own;
+};
+
+// The groups in the order their first members appear in `def`. INVALID_ARGUMENT
+// naming two members whose own devices cannot merge (no device could hold
+// the group).
+absl::StatusOr<std::vector<SetterGroup>> Groups(const ReplicaDeviceSetterOptions& options,
+                                                GraphDef& def, const Graph& graph) {
+  const std::vector<int> group_of = ColocationGroups(graph);
+  std::map<int, size_t> index;
+  std::vector<SetterGroup> groups;
+  std::vector<const NodeDef*> first_with_device;
+  for (NodeDef& node_def : *def.mutable_node()) {
+    const int group = group_of[graph.FindNode(node_def.name())->id()];
+    auto [it, fresh] = index.emplace(group, groups.size());
+    if (fresh) {
+      groups.emplace_back();
+      first_with_device.push_back(nullptr);
     }
-    load[device] += group_bytes[order[i]];
-    device_of_group[order[i]] = device;
+    SetterGroup& g = groups[it->second];
+    g.members.push_back(&node_def);
+    if (options.ps_ops.count(node_def.op()) > 0) {
+      g.has_ps_op = true;
+      g.bytes += VariableBytes(node_def);
+    }
+    absl::StatusOr<DeviceSpec> own = DeviceSpec::Parse(node_def.device());
+    if (!own.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat("replica device setter: node '%s': %s",
+                                                        node_def.name(), own.status().message()));
+    }
+    if (own->empty()) continue;
+    if (absl::Status merged = MergeDeviceSpecs(&g.own, *own, false); !merged.ok()) {
+      const NodeDef& other = *first_with_device[it->second];
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "replica device setter: nodes '%s' (%s) and '%s' (%s) are colocated but ask for "
+          "different devices: %s",
+          other.name(), other.device(), node_def.name(), node_def.device(), merged.message()));
+    }
+    if (first_with_device[it->second] == nullptr) first_with_device[it->second] = &node_def;
   }
-  return device_of_group;
+  return groups;
 }
 
 }  // namespace
@@ -91,21 +116,34 @@ absl::Status ApplyReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options,
     return absl::InvalidArgumentError(
         absl::StrFormat("replica device setter: %s", imported.status().message()));
   }
-  const Graph& g = **imported;
-  const std::vector<int> group_of = ColocationGroups(g);
-  std::map<int, int> ps_device_of_group;
-  if (!ps_specs.empty()) ps_device_of_group = AssignPsDevices(options, *graph, g, group_of);
+  ASSIGN_OR_RETURN(std::vector<SetterGroup> groups, Groups(options, *graph, **imported));
 
-  for (NodeDef& node_def : *graph->mutable_node()) {
-    absl::StatusOr<DeviceSpec> own = DeviceSpec::Parse(node_def.device());
-    if (!own.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat("replica device setter: node '%s': %s",
-                                                        node_def.name(), own.status().message()));
+  size_t next_ps = 0;
+  std::vector<int64_t> load(ps_specs.size(), 0);
+  for (SetterGroup& group : groups) {
+    DeviceSpec setter = worker_spec;
+    if (group.has_ps_op && !ps_specs.empty()) {
+      // As tf.train.replica_device_setter: a group that asks for another
+      // job than the ps devices' keeps it, takes no ps task and counts for
+      // none; the others take the strategy's next ps device.
+      const std::optional<std::string>& ps_job = ps_specs.front().job;
+      if (ps_job && group.own.job && *group.own.job != *ps_job) {
+        setter = ps_specs.front();
+        setter.task.reset();
+        setter.replica.reset();
+      } else {
+        size_t device = next_ps++ % ps_specs.size();
+        if (options.strategy == PsStrategy::kGreedy) {
+          device = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        }
+        load[device] += group.bytes;
+        setter = ps_specs[device];
+      }
     }
-    const int group = group_of[g.FindNode(node_def.name())->id()];
-    auto ps = ps_device_of_group.find(group);
-    const DeviceSpec& setter = ps == ps_device_of_group.end() ? worker_spec : ps_specs[ps->second];
-    node_def.set_device(DeviceSpec::Override(setter, *own).ToString());
+    // A group's own fields win (as device scopes inside the setter do), and
+    // every member takes the same device: a group is never split.
+    const std::string device = DeviceSpec::Override(setter, group.own).ToString();
+    for (NodeDef* member : group.members) member->set_device(device);
   }
   return absl::OkStatus();
 }

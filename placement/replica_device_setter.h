@@ -32,14 +32,19 @@ struct ReplicaDeviceSetterOptions {
   std::set<std::string> ps_ops = {"Variable", "VariableV2", "VarHandleOp", "AutoReloadVariable"};
 };
 
-// Sets each node's device request. A colocation group (PlaceGraph's rule 1:
-// reference and resource edges, `_class` attrs) that holds a ps op goes as
-// a whole to one ps device; every other node goes to worker_device. Fields
-// a node already requests win over the setter's (as device scopes nested
-// inside tf.train.replica_device_setter do). Greedy sizes a variable by its
-// `shape` and `dtype` attrs (unknown dimensions count as 1). Errors:
-// INVALID_ARGUMENT for malformed device strings (naming the option) or a
-// graph that does not import.
+// Sets each node's device request, as tf.train.replica_device_setter
+// does. A colocation group (PlaceGraph's rule 1: reference and resource
+// edges, `_class` attrs) goes whole to one device: one holding a ps op to
+// the strategy's next ps device, unless its members ask for another job
+// than the ps devices' (it then keeps that job, takes no ps task and counts
+// for none); every other group to worker_device. Fields the members
+// already request win over the setter's (as device scopes nested inside
+// tf.train.replica_device_setter do), so a variable pinned to a ps task
+// stays there and what is colocated with it follows. Greedy sizes a
+// variable by its `shape` and `dtype` attrs (unknown dimensions count as
+// 1). Errors: INVALID_ARGUMENT for malformed device strings (naming the
+// option or node), colocated nodes asking for different devices (naming
+// both), or a graph that does not import.
 absl::Status ApplyReplicaDeviceSetter(const ReplicaDeviceSetterOptions& options, GraphDef* graph);
 
 }  // namespace rill

@@ -147,8 +147,10 @@ TEST(ReplicaDeviceSetter, NodeRequestedFieldsWin) {
   options.worker_device = "/job:worker/task:2";
   ASSERT_OK(ApplyReplicaDeviceSetter(options, &graph));
   const auto devices = Devices(graph);
+  // Its colocation group (initializer, read) goes with it.
   EXPECT_EQ(devices.at("w"), "/job:ps/task:0/device:CPU:0");
-  EXPECT_EQ(devices.at("w/Assign"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:ps/task:0/device:CPU:0");
+  EXPECT_EQ(devices.at("w/read"), "/job:ps/task:0/device:CPU:0");
   EXPECT_EQ(devices.at("x"), "/job:worker/task:2/device:GPU:0");
   EXPECT_EQ(devices.at("y"), "/job:chief/task:2");
 }
@@ -212,6 +214,144 @@ TEST(ReplicaDeviceSetter, RejectsGraphThatDoesNotImport) {
   AddNode(graph, "x", "NoSuchOp", {}, {});
   EXPECT_THAT(ApplyReplicaDeviceSetter(TwoPs(), &graph),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("NoSuchOp")));
+}
+
+// TensorFlow's device_setter_test.py, ported: the Python variable's ops
+// (VariableV2, its initializer and its read, built in the same device
+// scope) are AddVariable's; `a = v + w` is an Add of the reads. Its
+// merge_devices=False case has no counterpart: rill always merges, as
+// TensorFlow does by default.
+GraphDef VariablesAndSum(const std::map<std::string, std::string>& devices,
+                         const std::string& sum_device = "") {
+  GraphDef graph;
+  std::vector<std::string> reads;
+  for (const std::string name : {"v", "w", "x"}) {
+    if (!devices.contains(name)) continue;
+    AddVariable(graph, name, PartialTensorShape({2}), devices.at(name));
+    reads.push_back(name + "/read");
+  }
+  AddNode(graph, "a", "AddN", reads,
+          {{"T", MakeAttr(DT_FLOAT)}, {"N", MakeAttr(int64_t(reads.size()))}}, sum_device);
+  return graph;
+}
+
+ReplicaDeviceSetterOptions Setter(std::vector<std::string> ps, std::string worker = "/job:worker") {
+  ReplicaDeviceSetterOptions options;
+  options.ps_devices = std::move(ps);
+  options.worker_device = std::move(worker);
+  return options;
+}
+
+TEST(TfDeviceSetterCases, CPUOverride) {
+  GraphDef graph = VariablesAndSum({{"v", "/cpu:0"}, {"w", ""}}, "/cpu:0");
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/job:ps/task:0", "/job:ps/task:1"}), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/job:ps/task:0/device:CPU:0");
+  EXPECT_EQ(devices.at("v/Assign"), "/job:ps/task:0/device:CPU:0");
+  EXPECT_EQ(devices.at("w"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("a"), "/job:worker/device:CPU:0");
+}
+
+TEST(TfDeviceSetterCases, Resource) {
+  GraphDef graph;
+  AddNode(graph, "v", "VarHandleOp", {},
+          {{"dtype", MakeAttr(DT_FLOAT)}, {"shape", MakeAttr(PartialTensorShape({2}))}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/job:ps/task:0", "/job:ps/task:1"}), &graph));
+  EXPECT_EQ(Devices(graph).at("v"), "/job:ps/task:0");
+}
+
+TEST(TfDeviceSetterCases, PS2TasksWithClusterSpec) {
+  GraphDef graph = VariablesAndSum({{"v", ""}, {"w", ""}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/job:ps/task:0", "/job:ps/task:1"}), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("v/Assign"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("w"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("a"), "/job:worker");
+}
+
+// A variable pinned to another job keeps it and takes no ps task: the
+// next ps variable gets task 1, not 2.
+TEST(TfDeviceSetterCases, PS2TasksPinVariableToJob) {
+  GraphDef graph = VariablesAndSum({{"v", ""}, {"w", "/job:moon"}, {"x", "/job:ps"}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/job:ps/task:0", "/job:ps/task:1"}), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("v/Assign"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("w"), "/job:moon");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:moon");
+  EXPECT_EQ(devices.at("x"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("x/Assign"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("a"), "/job:worker");
+}
+
+TEST(TfDeviceSetterCases, PS2TasksUseCpuForPS) {
+  GraphDef graph = VariablesAndSum({{"v", ""}, {"w", "/job:moon"}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/cpu:0"}), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/device:CPU:0");
+  EXPECT_EQ(devices.at("v/Assign"), "/device:CPU:0");
+  EXPECT_EQ(devices.at("w"), "/job:moon/device:CPU:0");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:moon/device:CPU:0");
+  EXPECT_EQ(devices.at("a"), "/job:worker");
+}
+
+TEST(TfDeviceSetterCases, PS2TasksWithDevice) {
+  GraphDef graph = VariablesAndSum({{"v", ""}, {"w", ""}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(Setter({"/job:moon/task:0", "/job:moon/task:1"}, "/job:sun"),
+                                     &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/job:moon/task:0");
+  EXPECT_EQ(devices.at("w"), "/job:moon/task:1");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:moon/task:1");
+  EXPECT_EQ(devices.at("a"), "/job:sun");
+}
+
+TEST(TfDeviceSetterCases, PS2TasksWithCPUConstraint) {
+  GraphDef graph = VariablesAndSum({{"v", ""}, {"w", ""}});
+  ASSERT_OK(ApplyReplicaDeviceSetter(
+      Setter({"/job:moon/task:0/cpu:0", "/job:moon/task:1/cpu:0"}, "/job:sun"), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v"), "/job:moon/task:0/device:CPU:0");
+  EXPECT_EQ(devices.at("v/Assign"), "/job:moon/task:0/device:CPU:0");
+  EXPECT_EQ(devices.at("w"), "/job:moon/task:1/device:CPU:0");
+  EXPECT_EQ(devices.at("w/Assign"), "/job:moon/task:1/device:CPU:0");
+  EXPECT_EQ(devices.at("a"), "/job:sun");
+}
+
+// Variables pinned to ps tasks by device scopes keep them, and what is
+// colocated with each (an accumulator beside it) goes with it, whatever
+// the strategy's turn.
+TEST(ReplicaDeviceSetter, PinnedVariablesKeepTheirTasksAndColocatedNodesFollow) {
+  GraphDef graph;
+  AddVariable(graph, "v0", PartialTensorShape({2}), "/job:ps/task:1");
+  AddVariable(graph, "v1", PartialTensorShape({2}), "/job:ps/task:0");
+  for (const std::string var : {"v0", "v1"}) {
+    AddNode(graph, var + "/accumulator", "ConditionalAccumulator", {},
+            {{"dtype", MakeAttr(DT_FLOAT)},
+             {"shape", MakeAttr(PartialTensorShape({2}))},
+             {"_class", MakeAttr(std::vector<std::string>{"loc:@" + var})}});
+  }
+  ASSERT_OK(ApplyReplicaDeviceSetter(TwoPs(), &graph));
+  const auto devices = Devices(graph);
+  EXPECT_EQ(devices.at("v0"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("v0/accumulator"), "/job:ps/task:1");
+  EXPECT_EQ(devices.at("v1"), "/job:ps/task:0");
+  EXPECT_EQ(devices.at("v1/accumulator"), "/job:ps/task:0");
+}
+
+TEST(ReplicaDeviceSetter, ColocatedNodesAskingForDifferentDevicesAreRefusedNamingBoth) {
+  GraphDef graph;
+  AddVariable(graph, "v", PartialTensorShape({2}), "/job:ps/task:1");
+  AddNode(graph, "r", "Identity", {"v"},
+          {{"T", MakeAttr(DT_FLOAT)}, {"_class", MakeAttr(std::vector<std::string>{"loc:@v"})}},
+          "/job:ps/task:0");
+  EXPECT_THAT(
+      ApplyReplicaDeviceSetter(TwoPs(), &graph),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("'v' (/job:ps/task:1)"), HasSubstr("'r' (/job:ps/task:0)"))));
 }
 
 TEST(ReplicaDeviceSetter, PlacesRegressionCheckpointGraphOnPsAndWorker) {
