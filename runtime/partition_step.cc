@@ -68,13 +68,43 @@ absl::StatusOr<GraphDef> ClientGraph(const PartitionStepParams& params,
   return client;
 }
 
+// The step's nodes where the session placed them; a feed's placeholder
+// where the fed node is.
+absl::StatusOr<Placement> PlacementOf(const Graph& client, const PartitionStepParams& params,
+                                      const std::vector<std::string>& feed_nodes) {
+  absl::flat_hash_map<std::string, std::string> fed_node;
+  for (size_t j = 0; j < feed_nodes.size(); ++j) {
+    fed_node[feed_nodes[j]] = params.feeds[j].node->name();
+  }
+  Placement placement;
+  placement.nodes.resize(client.num_nodes());
+  for (const Node* node : client.nodes()) {
+    auto fed = fed_node.find(node->name());
+    const std::string& name = fed == fed_node.end() ? node->name() : fed->second;
+    auto it = params.placed->find(name);
+    if (it == params.placed->end()) {
+      return absl::InternalError(absl::StrFormat("node '%s' was never placed", name));
+    }
+    placement.nodes[node->id()] = it->second;
+    if (fed != fed_node.end()) {
+      placement.nodes[node->id()].reason = absl::StrFormat("feeds '%s'", fed->second);
+    }
+  }
+  return placement;
+}
+
 }  // namespace
 
 absl::StatusOr<PartitionedStep> PartitionStep(const PartitionStepParams& params) {
   std::vector<std::string> feed_nodes;
   ASSIGN_OR_RETURN(GraphDef client_def, ClientGraph(params, &feed_nodes));
   ASSIGN_OR_RETURN(std::unique_ptr<Graph> client, ImportGraphDef(client_def, StandardOps()));
-  ASSIGN_OR_RETURN(Placement placement, PlaceGraph(*client, *params.device_set, params.placer));
+  Placement placement;
+  if (params.placed == nullptr) {
+    ASSIGN_OR_RETURN(placement, PlaceGraph(*client, *params.device_set, params.placer));
+  } else {
+    ASSIGN_OR_RETURN(placement, PlacementOf(*client, params, feed_nodes));
+  }
   PartitionedStep step;
   ASSIGN_OR_RETURN(step.partitions, PartitionGraph(*client, placement, PartitionOptions()));
   if (params.log_placement) {

@@ -1,6 +1,7 @@
 // PartitionStep: the graph one Run signature executes, cut for its
 // devices: the pruned nodes with feeds as placeholders, placed over the
-// session's devices and partitioned, one GraphDef per device.
+// session's devices (or where the session placed its whole graph) and
+// partitioned, one GraphDef per device.
 #ifndef RILL_RUNTIME_PARTITION_STEP_H_
 #define RILL_RUNTIME_PARTITION_STEP_H_
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "graph/proto/graph.pb.h"
@@ -24,6 +26,10 @@ struct PartitionStepParams {
   std::vector<TensorEndpoint> fetches;
   const DeviceSet* device_set = nullptr;
   PlacerOptions placer;
+  // Where the session placed every node of `graph`, by name: the step's
+  // nodes stay there (a fed tensor's placeholder goes where its node is).
+  // Null: the step's nodes are placed here, over device_set.
+  const absl::flat_hash_map<std::string, NodePlacement>* placed = nullptr;
   // Fill PartitionedStep::placement_log.
   bool log_placement = false;
 };

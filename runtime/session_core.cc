@@ -240,10 +240,9 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
       ASSIGN_OR_RETURN(params.nodes, Prune(*graph_, sig));
       params.feeds = sig.feeds;
       params.fetches = sig.fetches;
+      RETURN_IF_ERROR(PlaceNewNodes());
       params.device_set = &device_set_;
-      params.placer.allow_soft_placement = options_.allow_soft_placement;
-      params.placer.default_device = options_.default_device;
-      params.placer.kernels = options_.kernel_registry;
+      params.placed = &placed_;
       params.log_placement = options_.log_device_placement;
       ASSIGN_OR_RETURN(partitioned, PartitionStep(params));
       for (const TensorEndpoint& feed : sig.feeds) {
@@ -278,6 +277,20 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
   plans_.emplace(sig.key, plan);
   resolved_.emplace(NamesKey(request), resolved);
   return resolved;
+}
+
+absl::Status SessionCore::PlaceNewNodes() {
+  if (placed_.size() == static_cast<size_t>(graph_->num_nodes())) return absl::OkStatus();
+  PlacerOptions placer;
+  placer.allow_soft_placement = options_.allow_soft_placement;
+  placer.default_device = options_.default_device;
+  placer.kernels = options_.kernel_registry;
+  for (const auto& [name, placement] : placed_) placer.assigned[name] = placement.device;
+  ASSIGN_OR_RETURN(const Placement placement, PlaceGraph(*graph_, device_set_, placer));
+  for (const Node* node : graph_->nodes()) {
+    placed_.try_emplace(node->name(), placement.nodes[node->id()]);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SessionCore::Register(PartitionedStep partitioned, Plan* plan) {

@@ -1,7 +1,9 @@
 // SessionCore: what every session does, local or on a cluster, written
-// once: the graph (Create, Extend), one plan per Run signature (pruned,
-// placed, partitioned and registered with the workers of the tasks it
-// touches), and each step: feeds checked, one RunGraph per task, the step
+// once: the graph (Create, Extend) placed once, as TensorFlow's
+// GraphExecutionState places it (what Extend adds is placed beside what is
+// placed already, which stays), one plan per Run signature (pruned,
+// partitioned and registered with the workers of the tasks it touches),
+// and each step: feeds checked, one RunGraph per task, the step
 // stopped everywhere on the first error or at its deadline, step stats
 // gathered. A local session's only worker is in this process; a master
 // reaches the other tasks' workers over RPC.
@@ -28,6 +30,7 @@
 #include "graph/proto/graph.pb.h"
 #include "kernels/kernel_registry.h"
 #include "placement/device_set.h"
+#include "placement/placer.h"
 #include "runtime/partition_step.h"
 #include "runtime/session.h"
 #include "runtime/worker_interface.h"
@@ -127,6 +130,10 @@ class SessionCore {
   absl::StatusOr<std::shared_ptr<const Resolved>> Build(const StepRequest& request,
                                                         std::string* placement_log);
   absl::Status Register(PartitionedStep partitioned, Plan* plan);
+  // Places the nodes of graph_ that have no device yet, the others staying
+  // where they are: a stateful node never moves between steps.
+  absl::Status PlaceNewNodes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(build_mu_)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Drops `plan` from the caches, unless another step did first.
   void Forget(const std::shared_ptr<const Plan>& plan);
   void Deregister(const Plan& plan);
@@ -148,6 +155,8 @@ class SessionCore {
   absl::Mutex build_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::vector<std::string> devices_ ABSL_GUARDED_BY(build_mu_);
   DeviceSet device_set_ ABSL_GUARDED_BY(build_mu_);
+  // Every node of graph_ placed so far, by name.
+  absl::flat_hash_map<std::string, NodePlacement> placed_ ABSL_GUARDED_BY(build_mu_);
   mutable absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);

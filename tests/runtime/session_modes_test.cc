@@ -254,6 +254,46 @@ TEST_P(SessionModes, StepStatsComeFromEveryTaskAndDevice) {
   EXPECT_THAT(untraced.step_stats, SizeIs(0));
 }
 
+// The graph is placed once. A queue that is colocated (`_class`) with a
+// node only some steps run, and asks for no device itself (as a graph
+// from a device setter may have it), keeps one device in every step, so
+// the steps share it. Placed per step, it sat on the ps in the steps that
+// ran that node and on the default device in the others: two queues.
+TEST_P(SessionModes, AStatefulNodeKeepsOneDeviceAcrossSteps) {
+  const Scope root = ops::NewRootScope();
+  const ops::NoOp anchor(root.WithDevice(Role("ps")).WithOpName("anchor"));
+  const ops::FIFOQueueV2 queue(root.ColocateWith(anchor.operation).WithOpName("queue"), {DT_FLOAT});
+  ops::QueueEnqueueV2(root.WithOpName("enqueue"), queue, {FloatConst(root, {1}, {1})});
+  ops::QueueSizeV2(root.WithOpName("size"), queue);
+  ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+  for (NodeDef& node : *graph.mutable_node()) {
+    if (node.name() == "queue") node.clear_device();
+  }
+  std::unique_ptr<Session> session = NewTestSession(graph);
+  ASSERT_NE(session, nullptr);
+  RunOptions traced;
+  traced.trace = true;
+  std::vector<std::string> queue_devices;
+  const auto run = [&](const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets) -> std::vector<Tensor> {
+    RunMetadata metadata;
+    absl::StatusOr<std::vector<Tensor>> out = session->Run(traced, {}, fetches, targets, &metadata);
+    EXPECT_OK(out);
+    for (const NodeExecStats& stats : metadata.step_stats) {
+      if (stats.node_name == "queue") queue_devices.push_back(stats.device);
+    }
+    return out.ok() ? *std::move(out) : std::vector<Tensor>();
+  };
+  run({}, {"enqueue"});
+  std::vector<Tensor> size = run({"size"}, {"anchor"});
+  ASSERT_EQ(size.size(), 1u);
+  EXPECT_EQ(size[0].data<int32_t>()[0], 1);
+  size = run({"size"}, {});
+  ASSERT_EQ(size.size(), 1u);
+  EXPECT_EQ(size[0].data<int32_t>()[0], 1);
+  EXPECT_THAT(queue_devices, AllOf(SizeIs(3), Each(Device("ps"))));
+}
+
 TEST_P(SessionModes, FeedErrorsNameTheCallersTensor) {
   const Scope root = ops::NewRootScope();
   const Output x = ops::Placeholder(root.WithDevice(Role("worker1")).WithOpName("x"), DT_FLOAT,
