@@ -104,9 +104,10 @@ TEST(Strangers, IdleConnectionsGiveTheirPlacesToARealClient) {
   absl::SleepFor(absl::Milliseconds(1200));
   EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
   EXPECT_TRUE(server.Running()) << server.Log();
-  const std::string log = server.Log();
-  EXPECT_THAT(log, HasSubstr("1024 connections open, the limit"));
-  EXPECT_THAT(log, HasSubstr("gives its place to a new one"));
+  // Whether the last idle ones were refused first depends on how fast
+  // they came (a connection that never sent a request may lose its place
+  // after a second); rpc_server_limits_test pins the refusal.
+  EXPECT_THAT(server.Log(), HasSubstr("gives its place to a new one"));
 }
 
 TEST(Strangers, SendersOfGigabytesAreRefusedWithoutTheServerHoldingThem) {
