@@ -2,7 +2,9 @@
 // in-process cluster of 1 ps + 2 workers (the session on worker 0's
 // master). Locally, three CPU devices stand in for the three tasks.
 #include <atomic>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -274,6 +276,7 @@ TEST_P(SessionModes, AStatefulNodeKeepsOneDeviceAcrossSteps) {
   RunOptions traced;
   traced.trace = true;
   std::vector<std::string> queue_devices;
+  std::map<std::string, std::set<std::string>> devices_by_node;
   const auto run = [&](const std::vector<std::string>& fetches,
                        const std::vector<std::string>& targets) -> std::vector<Tensor> {
     RunMetadata metadata;
@@ -281,6 +284,7 @@ TEST_P(SessionModes, AStatefulNodeKeepsOneDeviceAcrossSteps) {
     EXPECT_OK(out);
     for (const NodeExecStats& stats : metadata.step_stats) {
       if (stats.node_name == "queue") queue_devices.push_back(stats.device);
+      devices_by_node[stats.node_name].insert(stats.device);
     }
     return out.ok() ? *std::move(out) : std::vector<Tensor>();
   };
@@ -292,6 +296,7 @@ TEST_P(SessionModes, AStatefulNodeKeepsOneDeviceAcrossSteps) {
   ASSERT_EQ(size.size(), 1u);
   EXPECT_EQ(size[0].data<int32_t>()[0], 1);
   EXPECT_THAT(queue_devices, AllOf(SizeIs(3), Each(Device("ps"))));
+  for (const auto& [node, devices] : devices_by_node) EXPECT_THAT(devices, SizeIs(1)) << node;
 }
 
 TEST_P(SessionModes, FeedErrorsNameTheCallersTensor) {
