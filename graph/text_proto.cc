@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -20,12 +21,24 @@ namespace pb = google::protobuf;
 // nesting level and has no limit of its own.
 constexpr int kMaxNesting = 100;
 
+// Our protos mirror TensorFlow's in package "rill"; errors name them as
+// TensorFlow's users know them ("tensorflow.NodeDef.AttrEntry").
+std::string TensorFlowTypeNames(std::string text) {
+  return absl::StrReplaceAll(text, {{"\"rill.", "\"tensorflow."}});
+}
+
+std::string TensorFlowTypeName(const pb::Message& message) {
+  std::string name = message.GetTypeName();
+  if (name.starts_with("rill.")) name.replace(0, 4, "tensorflow");
+  return name;
+}
+
 // Keeps the first error; protobuf counts lines and columns from 0.
 class FirstErrorCollector : public pb::io::ErrorCollector {
  public:
   void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
     if (!error_.empty()) return;
-    error_ = absl::StrFormat("%d:%d: %s", line + 1, column + 1, message);
+    error_ = absl::StrFormat("%d:%d: %s", line + 1, column + 1, TensorFlowTypeNames(message));
   }
   const std::string& error() const { return error_; }
 
@@ -105,7 +118,7 @@ absl::Status ParseTextProto(std::string_view text, pb::Message* message,
   if (text.size() > static_cast<size_t>(INT_MAX)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: text %s of %d bytes exceeds the protobuf limit of %d bytes",
-                        std::string(source), message->GetTypeName(), text.size(), INT_MAX));
+                        std::string(source), TensorFlowTypeName(*message), text.size(), INT_MAX));
   }
   FirstErrorCollector errors;
   pb::TextFormat::Parser parser;
@@ -115,7 +128,7 @@ absl::Status ParseTextProto(std::string_view text, pb::Message* message,
   if (!parser.Parse(&stream, message)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s:%s", std::string(source),
-        errors.error().empty() ? " malformed text " + message->GetTypeName() : errors.error()));
+        errors.error().empty() ? " malformed text " + TensorFlowTypeName(*message) : errors.error()));
   }
   // The text parser takes any bytes in a string ("\\377" too); the binary
   // parser refuses what is not UTF-8 in proto3.

@@ -105,8 +105,14 @@ TEST(GraphIo, TextErrorsGiveLineAndColumn) {
   EXPECT_THAT(
       ParseGraphDef("node {\n  name: \"a\"\n  colour: 1\n}\n", GraphFormat::kText, "model.pbtxt"),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               "model.pbtxt:3:9: Message type \"rill.NodeDef\" has no field named "
+               "model.pbtxt:3:9: Message type \"tensorflow.NodeDef\" has no field named "
                "\"colour\"."));
+  // Types are named as TensorFlow names them, nested ones too.
+  EXPECT_THAT(ParseGraphDef("node {\n  attr { key: \"T\" valu { type: DT_FLOAT } }\n}\n",
+                            GraphFormat::kText, "model.pbtxt"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "model.pbtxt:2:24: Message type \"tensorflow.NodeDef.AttrEntry\" has no "
+                       "field named \"valu\"."));
 }
 
 TEST(GraphIo, BinaryErrorsGiveTheByteOffsetAndNode) {
