@@ -215,6 +215,7 @@ absl::Status Run(const std::string& path, const std::optional<std::string>& tens
 
 int RunCheckpointCommand(const std::vector<std::string>& args) {
   auto parsed = ParseArgs(args, {"tensor"}, {});
+  if (parsed.ok() && parsed->help) return PrintHelp(kUsage);
   if (!parsed.ok() || parsed->positional.size() != 1) {
     if (!parsed.ok()) {
       fmt::print(stderr, "rill checkpoint: {}\n", std::string(parsed.status().message()));

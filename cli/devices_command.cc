@@ -2,16 +2,21 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "fmt/core.h"
 #include "runtime/device_query.h"
 
 namespace rill::cli {
+namespace {
+
+constexpr char kUsage[] = "usage: rill devices\n";
+
+}  // namespace
 
 int RunDevicesCommand(const std::vector<std::string> &args) {
-  if (!args.empty()) {
-    fmt::print(stderr, "usage: rill devices\n");
-    return 2;
-  }
+  const absl::StatusOr<ParsedArgs> parsed = ParseOptionsOnly(args, {}, {});
+  if (!parsed.ok()) return PrintUsageError("rill devices", parsed.status(), kUsage);
+  if (parsed->help) return PrintHelp(kUsage);
   fmt::print("/job:localhost/replica:0/task:0/device:CPU:0\n");
   const GpuQuery gpus = QueryGpuDevices();
   for (const GpuDeviceInfo &gpu : gpus.devices) {

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/graph_file.h"
 #include "fmt/core.h"
 #include "graph/allocator.h"
 #include "graph/graph.h"
@@ -15,7 +16,9 @@ namespace rill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: rill graph FILE [--to-text OUT | --to-binary OUT] [--max_tensor_bytes N]\n";
+    "usage: rill graph FILE [--to_text OUT | --to_binary OUT] [--max_tensor_bytes N]\n"
+    "  FILE: a GraphDef (.pb or .pbtxt), a MetaGraphDef (.meta) or a SavedModel\n"
+    "  (saved_model.pb), whose graph is read; --to_text and --to_binary write that graph\n";
 
 int Fail(const absl::Status &status) {
   fmt::print(stderr, "rill graph: {}\n", OneLine(std::string(status.message())));
@@ -25,9 +28,10 @@ int Fail(const absl::Status &status) {
 }  // namespace
 
 int RunGraphCommand(const std::vector<std::string> &args) {
-  auto parsed = ParseArgs(args, {"to-text", "to-binary", "max_tensor_bytes"}, {});
+  auto parsed = ParseArgs(args, {"to_text", "to_binary", "max_tensor_bytes"}, {});
+  if (parsed.ok() && parsed->help) return PrintHelp(kUsage);
   if (!parsed.ok() || parsed->positional.size() != 1 ||
-      (parsed->Value("to-text") && parsed->Value("to-binary"))) {
+      (parsed->Value("to_text") && parsed->Value("to_binary"))) {
     if (!parsed.ok())
       fmt::print(stderr, "rill graph: {}\n", std::string(parsed.status().message()));
     std::fputs(kUsage, stderr);
@@ -41,21 +45,23 @@ int RunGraphCommand(const std::vector<std::string> &args) {
   }
   if (*max_tensor_bytes) SetMaxTensorBytes(**max_tensor_bytes);
   const std::string &path = parsed->positional[0];
-  auto def = ReadGraphDef(path);
-  if (!def.ok()) return Fail(def.status());
-  auto graph = ImportGraphDef(*def, StandardOps());
+  absl::StatusOr<LoadedGraph> loaded = LoadGraphFile(path);
+  if (!loaded.ok()) return Fail(loaded.status());
+  const GraphDef &def = loaded->graph;
+  auto graph = ImportGraphDef(def, StandardOps());
   if (!graph.ok()) {
     return Fail(absl::InvalidArgumentError(
         fmt::format("{}: {}", path, std::string(graph.status().message()))));
   }
 
-  const auto to_text = parsed->Value("to-text");
-  const auto to_binary = parsed->Value("to-binary");
+  const auto to_text = parsed->Value("to_text");
+  const auto to_binary = parsed->Value("to_binary");
   if (to_text || to_binary) {
     const std::string &out = to_text ? *to_text : *to_binary;
     // The input is written back as read (validated, not rewritten with
-    // defaults), so a conversion changes only the encoding.
-    if (auto status = WriteGraphDef(*def, out, to_text ? GraphFormat::kText : GraphFormat::kBinary);
+    // defaults), so a conversion changes only the encoding; of a .meta file
+    // or a SavedModel, the graph is written.
+    if (auto status = WriteGraphDef(def, out, to_text ? GraphFormat::kText : GraphFormat::kBinary);
         !status.ok()) {
       return Fail(status);
     }

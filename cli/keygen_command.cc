@@ -20,6 +20,7 @@ constexpr char kUsage[] =
 
 int RunKeygenCommand(const std::vector<std::string>& args) {
   const absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {"server"}, {});
+  if (parsed.ok() && parsed->help) return PrintHelp(kUsage);
   if (!parsed.ok() || parsed->positional.size() != 1) {
     fmt::print(stderr, "rill keygen: {}\n{}",
                parsed.ok() ? "expected one key directory"

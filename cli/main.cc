@@ -1,70 +1,103 @@
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: rill <command> [args]\n"
-    "\n"
-    "commands:\n"
-    "  graph FILE [--to-text OUT | --to-binary OUT]\n"
-    "      validate a GraphDef (.pb or .pbtxt) and "
-    "summarize it, or convert it\n"
-    "  run GRAPH [--feed NAME=FILE.npy|NAME=JSON]... [--init OP]... [--target OP]...\n"
-    "      [--fetch TENSOR]... [--steps N] [--json] [--out DIR] [--log_device_placement]\n"
-    "      [--target zmq://HOST:PORT [--curve_keys DIR]] [--device_count CPU=N]\n"
-    "      [--allow_soft_placement]\n"
-    "      [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
-    "      run a GraphDef in this process or on a cluster: feed, run targets N times,\n"
-    "      print fetches; --out writes DIR/NAME.npy per fetch (':' as '_', '/' a\n"
-    "      subdirectory; names with an empty, '.' or '..' part are refused)\n"
-    "  place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
-    "      [--replica-device-setter [--ps-strategy round_robin|greedy]] [--allow-soft-placement]\n"
-    "      [--explain] [--partition] [--dot FILE]\n"
-    "      show the device of every node, a summary per device and, with --partition,\n"
-    "      the tensors sent between devices; --dot draws it for Graphviz\n"
-    "  server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...] --job_name=JOB\n"
-    "      --task_index=N [--bind HOST[:PORT]] [--no-ipc] [--curve_keys DIR]\n"
-    "      (or the cluster in TF_CONFIG) run one task of a cluster (a master and a worker)\n"
-    "      until SIGTERM or SIGINT; with --curve_keys only its key holders get in, encrypted\n"
-    "  keygen DIR [--server CLUSTER_DIR]\n"
-    "      write a CURVE key pair for a cluster, or for a client authorized in CLUSTER_DIR\n"
-    "  checkpoint PREFIX [--tensor NAME]\n"
-    "      list the tensors of a V2 checkpoint (name, dtype, shape, bytes), or print one;\n"
-    "      PREFIX may also be its .index file or a directory with a 'checkpoint' file\n"
-    "  devices\n"
-    "      list the devices this build can run on\n"
-    "  help\n"
-    "      print this message\n";
+// The commands in the order `rill help` shows them.
+constexpr struct {
+  const char *name;
+  const char *purpose;
+} kCommands[] = {
+    {"run", "run a graph (GraphDef, .meta, SavedModel) here or on a cluster"},
+    {"place", "show where a graph's nodes would run on a cluster, without one"},
+    {"graph", "validate and summarize a graph, or convert it between text and binary"},
+    {"server", "run one task of a cluster (a master and a worker)"},
+    {"checkpoint", "list or print the tensors of a V2 checkpoint"},
+    {"keygen", "write a CURVE key pair for a cluster or a client"},
+    {"devices", "list the devices this build can run on"},
+    {"help", "this message, or a command's usage"},
+};
+
+// The short form, for a usage error: the commands and what they do.
+std::string Overview() {
+  std::string text = "usage: rill <command> [args]   (rill help COMMAND, or COMMAND --help)\n\n";
+  for (const auto &command : kCommands) {
+    text += "  " + std::string(command.name) + std::string(12 - std::strlen(command.name), ' ') +
+            command.purpose + "\n";
+  }
+  return text;
+}
+
+using Command = int (*)(const std::vector<std::string> &);
+
+Command FindCommand(std::string_view name) {
+  if (name == "graph") return rill::cli::RunGraphCommand;
+  if (name == "devices") return rill::cli::RunDevicesCommand;
+  if (name == "run") return rill::cli::RunRunCommand;
+  if (name == "place") return rill::cli::RunPlaceCommand;
+  if (name == "server") return rill::cli::RunServerCommand;
+  if (name == "checkpoint") return rill::cli::RunCheckpointCommand;
+  if (name == "keygen") return rill::cli::RunKeygenCommand;
+  return nullptr;
+}
+
+int UnknownCommand(const std::string &name) {
+  std::fprintf(stderr, "rill: unknown command '%s'\n\n%s", name.c_str(), Overview().c_str());
+  return 2;
+}
+
+// The overview, then every command's own usage (what COMMAND --help
+// prints), so that no flag is missing from it.
+int PrintFullHelp() {
+  std::fputs(Overview().c_str(), stdout);
+  for (const auto &command : kCommands) {
+    if (const Command run = FindCommand(command.name)) {
+      std::fputs("\n", stdout);
+      std::fflush(stdout);
+      run({"--help"});
+    }
+  }
+  return 0;
+}
+
+// `rill help [COMMAND]`.
+int RunHelpCommand(const std::vector<std::string> &args) {
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseArgs(args, {}, {});
+  if (!parsed.ok()) return rill::cli::PrintUsageError("rill help", parsed.status(), Overview());
+  if (parsed->help || parsed->positional.empty()) return PrintFullHelp();
+  if (parsed->positional.size() > 1) {
+    return rill::cli::PrintUsageError(
+        "rill help",
+        absl::InvalidArgumentError("unexpected argument '" + parsed->positional[1] + "'"),
+        Overview());
+  }
+  const Command command = FindCommand(parsed->positional[0]);
+  if (command == nullptr) return UnknownCommand(parsed->positional[0]);
+  return command({"--help"});
+}
 
 }  // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fputs(kUsage, stderr);
+    std::fputs(Overview().c_str(), stderr);
     return 2;
   }
   // Debian's abseil is built with Mutex deadlock detection on, which costs
   // every lock a graph update (a fifth of a small local step). The tests
   // keep it; the shipped binary does not pay for it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  const std::string command = argv[1];
+  const std::string name = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
-  if (command == "graph") return rill::cli::RunGraphCommand(args);
-  if (command == "devices") return rill::cli::RunDevicesCommand(args);
-  if (command == "run") return rill::cli::RunRunCommand(args);
-  if (command == "place") return rill::cli::RunPlaceCommand(args);
-  if (command == "server") return rill::cli::RunServerCommand(args);
-  if (command == "checkpoint") return rill::cli::RunCheckpointCommand(args);
-  if (command == "keygen") return rill::cli::RunKeygenCommand(args);
-  if (command == "help" || command == "--help" || command == "-h") {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  std::fprintf(stderr, "rill: unknown command '%s'\n\n%s", command.c_str(), kUsage);
-  return 2;
+  if (const Command command = FindCommand(name)) return command(args);
+  if (name == "help") return RunHelpCommand(args);
+  if (name == "--help" || name == "-h") return PrintFullHelp();
+  return UnknownCommand(name);
 }

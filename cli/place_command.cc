@@ -11,9 +11,9 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/graph_file.h"
 #include "fmt/core.h"
 #include "graph/graph.h"
-#include "graph/graph_io.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
@@ -29,12 +29,15 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: rill place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
-    "                  [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
-    "                  [--allow-soft-placement] [--explain] [--partition] [--dot FILE]\n";
+    "                  [--replica_device_setter [--ps_strategy round_robin|greedy]]\n"
+    "                  [--allow_soft_placement] [--explain] [--partition] [--dot FILE]\n"
+    "  GRAPH: a GraphDef (.pb or .pbtxt), a MetaGraphDef (.meta) or a SavedModel\n"
+    "  (saved_model.pb)\n";
 
 constexpr char kLocalDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 
 struct PlaceFlags {
+  bool help = false;  // --help: print the usage, place nothing.
   std::string graph_path;
   ClusterSpec cluster;  // Empty: this process.
   bool replica_device_setter = false;
@@ -48,15 +51,19 @@ struct PlaceFlags {
 absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(
       const ParsedArgs parsed,
-      ParseArgs(args, {"cluster", "ps-strategy", "dot"},
-                {"replica-device-setter", "allow-soft-placement", "explain", "partition"}));
+      ParseArgs(args, {"cluster", "ps_strategy", "dot"},
+                {"replica_device_setter", "allow_soft_placement", "explain", "partition"}));
+  PlaceFlags flags;
+  if (parsed.help) {
+    flags.help = true;
+    return flags;
+  }
   if (parsed.positional.size() != 1) {
     return absl::InvalidArgumentError(parsed.positional.empty()
                                           ? "missing GRAPH"
                                           : "expected one GRAPH, got " +
                                                 std::to_string(parsed.positional.size()));
   }
-  PlaceFlags flags;
   flags.graph_path = parsed.positional[0];
   if (const auto cluster = parsed.Value("cluster")) {
     auto spec = ClusterSpec::Parse(*cluster);
@@ -75,22 +82,22 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
     }
     flags.cluster = *std::move(spec);
   }
-  flags.replica_device_setter = parsed.Has("replica-device-setter");
-  if (const auto strategy = parsed.Value("ps-strategy")) {
+  flags.replica_device_setter = parsed.Has("replica_device_setter");
+  if (const auto strategy = parsed.Value("ps_strategy")) {
     if (!flags.replica_device_setter) {
-      return absl::InvalidArgumentError("--ps-strategy needs --replica-device-setter");
+      return absl::InvalidArgumentError("--ps_strategy needs --replica_device_setter");
     }
     auto parsed_strategy = ParsePsStrategy(*strategy);
     if (!parsed_strategy.ok()) {
       return absl::InvalidArgumentError(
-          fmt::format("--ps-strategy: {}", std::string(parsed_strategy.status().message())));
+          fmt::format("--ps_strategy: {}", std::string(parsed_strategy.status().message())));
     }
     flags.ps_strategy = *parsed_strategy;
   }
   if (flags.replica_device_setter && !flags.cluster.HasJob("ps")) {
-    return absl::InvalidArgumentError("--replica-device-setter needs a --cluster with a ps job");
+    return absl::InvalidArgumentError("--replica_device_setter needs a --cluster with a ps job");
   }
-  flags.allow_soft_placement = parsed.Has("allow-soft-placement");
+  flags.allow_soft_placement = parsed.Has("allow_soft_placement");
   flags.explain = parsed.Has("explain");
   flags.partition = parsed.Has("partition");
   flags.dot_path = parsed.Value("dot");
@@ -177,7 +184,8 @@ std::string Transfers(const std::map<std::string, GraphDef>& partitions) {
 }
 
 absl::Status Place(const PlaceFlags& flags) {
-  ASSIGN_OR_RETURN(GraphDef def, ReadGraphDef(flags.graph_path));
+  ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraphFile(flags.graph_path));
+  GraphDef& def = loaded.graph;
   ASSIGN_OR_RETURN(const DeviceSet devices, Devices(flags.cluster));
   const std::string client = ClientDevice(flags.cluster);
   if (flags.replica_device_setter) {
@@ -226,6 +234,7 @@ int RunPlaceCommand(const std::vector<std::string>& args) {
                kUsage);
     return 2;
   }
+  if (flags->help) return PrintHelp(kUsage);
   if (const absl::Status status = Place(*flags); !status.ok()) {
     fmt::print(stderr, "rill place: {}\n", OneLine(std::string(status.message())));
     return 1;

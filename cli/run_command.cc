@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/device_count_flag.h"
 #include "cli/flags.h"
+#include "cli/graph_file.h"
 #include "cli/tensor_json.h"
 #include "cli/tensor_text.h"
 #include "fmt/core.h"
 #include "graph/device_spec.h"
 #include "graph/graph.h"
-#include "graph/graph_io.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "kernels/io/posix_file.h"
@@ -31,7 +32,6 @@
 #include "runtime/remote_session.h"
 #include "runtime/session.h"
 #include "runtime/training/checkpoint_state.h"
-#include "runtime/training/meta_graph.h"
 #include "runtime/training/saver.h"
 #include "transport/curve.h"
 
@@ -44,7 +44,7 @@ constexpr char kUsage[] =
     "                [--restore PREFIX|DIR] [--save PREFIX]   (with the graph's own saver)\n"
     "                [--log_device_placement] [--device_count CPU=N[,GPU=N]]\n"
     "                [--allow_soft_placement]\n"
-    "                [--replica-device-setter [--ps-strategy round_robin|greedy]]\n"
+    "                [--replica_device_setter [--ps_strategy round_robin|greedy]]\n"
     "                [--target zmq://HOST:PORT]   (run on the cluster whose server is there)\n"
     "                [--curve_keys DIR]   (its keys, when the cluster uses CURVE)\n"
     "                [--max_tensor_bytes N]   (the most one tensor may take here)\n"
@@ -53,6 +53,7 @@ constexpr char kUsage[] =
     "no symbolic link inside DIR is followed.\n";
 
 struct RunFlags {
+  bool help = false;  // --help: print the usage, run nothing.
   std::string graph_path;
   std::vector<std::pair<std::string, std::string>> feeds;  // (name, value text)
   std::vector<std::string> inits;
@@ -96,6 +97,8 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
                                                                        {"target", &flags.targets},
                                                                        {"fetch", &flags.fetches}};
   std::vector<std::string> rest;
+  // Reported after the shared parser has looked for --help, which wins.
+  absl::Status missing_value;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const size_t eq = arg.find('=');
@@ -109,15 +112,20 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
     } else if (i + 1 < args.size()) {
       it->second->push_back(args[++i]);
     } else {
-      return absl::InvalidArgumentError(fmt::format("--{} needs a value", name));
+      missing_value = absl::InvalidArgumentError(fmt::format("--{} needs a value", name));
     }
   }
   ASSIGN_OR_RETURN(
       const ParsedArgs parsed,
       ParseArgs(rest,
-                {"steps", "out", "device_count", "ps-strategy", "restore", "save", "curve_keys",
+                {"steps", "out", "device_count", "ps_strategy", "restore", "save", "curve_keys",
                  "max_tensor_bytes"},
-                {"json", "log_device_placement", "allow_soft_placement", "replica-device-setter"}));
+                {"json", "log_device_placement", "allow_soft_placement", "replica_device_setter"}));
+  if (parsed.help) {
+    flags.help = true;
+    return flags;
+  }
+  RETURN_IF_ERROR(missing_value);
   if (parsed.positional.size() != 1) {
     return absl::InvalidArgumentError(parsed.positional.empty()
                                           ? "missing GRAPH"
@@ -185,11 +193,11 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       flags.cpus = cpu->second;
     }
   }
-  if (parsed.Has("replica-device-setter")) {
+  if (parsed.Has("replica_device_setter")) {
     ASSIGN_OR_RETURN(flags.replica_device_setter,
-                     ParsePsStrategy(parsed.Value("ps-strategy").value_or("round_robin")));
-  } else if (parsed.Value("ps-strategy")) {
-    return absl::InvalidArgumentError("--ps-strategy needs --replica-device-setter");
+                     ParsePsStrategy(parsed.Value("ps_strategy").value_or("round_robin")));
+  } else if (parsed.Value("ps_strategy")) {
+    return absl::InvalidArgumentError("--ps_strategy needs --replica_device_setter");
   }
   ASSIGN_OR_RETURN(const std::optional<size_t> max_tensor_bytes, ParseMaxTensorBytesFlag(parsed));
   flags.max_tensor_bytes = max_tensor_bytes.value_or(0);
@@ -311,29 +319,10 @@ absl::StatusOr<ReplicaDeviceSetterOptions> ClusterReplicaDeviceSetter(
   }
   if (setter.ps_devices.empty()) {
     return absl::InvalidArgumentError(
-        fmt::format("--replica-device-setter: the cluster at {} has no ps job", target));
+        fmt::format("--replica_device_setter: the cluster at {} has no ps job", target));
   }
   if (setter.worker_device.empty()) setter.worker_device = other_task;
   return setter;
-}
-
-// A graph file and the saver that came with it (a .meta file's or a
-// SavedModel's), if any.
-struct LoadedGraph {
-  GraphDef graph;
-  std::optional<SaverDef> saver;
-};
-
-absl::StatusOr<LoadedGraph> LoadGraph(const std::string& path) {
-  const std::string name = std::filesystem::path(path).filename().string();
-  if (!path.ends_with(".meta") && !name.starts_with("saved_model.")) {
-    ASSIGN_OR_RETURN(GraphDef graph, ReadGraphDef(path));
-    return LoadedGraph{std::move(graph), std::nullopt};
-  }
-  ASSIGN_OR_RETURN(MetaGraphDef meta, ReadMetaGraph(path));
-  LoadedGraph loaded{std::move(*meta.mutable_graph_def()), std::nullopt};
-  if (meta.has_saver_def()) loaded.saver = meta.saver_def();
-  return loaded;
 }
 
 // --restore DIR restores the newest checkpoint its state file lists.
@@ -348,7 +337,7 @@ absl::StatusOr<std::string> RestorePrefix(const std::string& flag) {
 }
 
 absl::Status Run(const RunFlags& flags) {
-  ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraph(flags.graph_path));
+  ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraphFile(flags.graph_path));
   GraphDef& def = loaded.graph;
   std::unique_ptr<Saver> saver;
   if (flags.restore || flags.save) {
@@ -433,6 +422,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
     fmt::print(stderr, "rill run: {}\n{}", OneLine(std::string(flags.status().message())), kUsage);
     return 2;
   }
+  if (flags->help) return PrintHelp(kUsage);
   if (const absl::Status status = Run(*flags); !status.ok()) {
     fmt::print(stderr, "rill run: {}\n", OneLine(std::string(status.message())));
     return 1;

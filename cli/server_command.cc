@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "cli/commands.h"
+#include "cli/device_count_flag.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
@@ -30,10 +31,10 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
-    "                   [--device_count CPU=N[,GPU=N]] [--max_tensor_bytes N] [--no-ipc]\n"
+    "                   [--device_count CPU=N[,GPU=N]] [--max_tensor_bytes N] [--no_ipc]\n"
     "                   [--curve_keys DIR]\n"
     "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
-    "                   [--no-ipc] [--curve_keys DIR]   (cluster and task from TF_CONFIG)\n"
+    "                   [--no_ipc] [--curve_keys DIR]   (cluster and task from TF_CONFIG)\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
     "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n"
     "Limits on what peers can make the server hold (each is logged when it trips):\n"
@@ -117,12 +118,15 @@ constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
                                        "max_graph_bytes",
                                        "graph_idle_timeout"};
 
-absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& args) {
+absl::StatusOr<ParsedArgs> ParseServerArgs(const std::vector<std::string>& args) {
   std::set<std::string> flags = {"ps_hosts",     "worker_hosts", "job_name",
                                  "task_index",   "issync",       "bind",
                                  "device_count", "curve_keys",   "max_tensor_bytes"};
   flags.insert(std::begin(kLimitFlags), std::end(kLimitFlags));
-  ASSIGN_OR_RETURN(const ParsedArgs parsed, ParseArgs(args, flags, {"no-ipc"}));
+  return ParseArgs(args, flags, {"no_ipc"});
+}
+
+absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
   if (!parsed.positional.empty()) {
     return absl::InvalidArgumentError(
         fmt::format("unexpected argument '{}'", parsed.positional[0]));
@@ -153,7 +157,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
   }
   ASSIGN_OR_RETURN(const std::optional<size_t> max_tensor_bytes, ParseMaxTensorBytesFlag(parsed));
   options.max_tensor_bytes = max_tensor_bytes.value_or(0);
-  options.bind_ipc = !parsed.Has("no-ipc");
+  options.bind_ipc = !parsed.Has("no_ipc");
   RETURN_IF_ERROR(ParseLimitFlags(parsed, options.limits));
   return options;
 }
@@ -161,7 +165,10 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const std::vector<std::string>& a
 }  // namespace
 
 int RunServerCommand(const std::vector<std::string>& args) {
-  absl::StatusOr<ServerOptions> options = ParseServerFlags(args);
+  const absl::StatusOr<ParsedArgs> parsed = ParseServerArgs(args);
+  if (parsed.ok() && parsed->help) return PrintHelp(kUsage);
+  absl::StatusOr<ServerOptions> options =
+      parsed.ok() ? ParseServerFlags(*parsed) : absl::StatusOr<ServerOptions>(parsed.status());
   if (!options.ok()) {
     fmt::print(stderr, "rill server: {}\n{}", OneLine(std::string(options.status().message())),
                kUsage);

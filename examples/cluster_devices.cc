@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
@@ -114,7 +115,12 @@ absl::Status Run() {
 }  // namespace
 }  // namespace rill::examples
 
-int main() {
+int main(int argc, char** argv) {
+  constexpr char kUsage[] = "usage: cluster_devices   (no arguments)\n";
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed =
+      rill::cli::ParseOptionsOnly({argv + 1, argv + argc}, {}, {});
+  if (!parsed.ok()) return rill::cli::PrintUsageError("cluster_devices", parsed.status(), kUsage);
+  if (parsed->help) return rill::cli::PrintHelp(kUsage);
   const absl::Status status = rill::examples::Run();
   if (!status.ok()) {
     std::fprintf(stderr, "cluster_devices: %s\n", std::string(status.message()).c_str());

@@ -29,12 +29,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "cli/flags.h"
 #include "examples/fashion_mlp_model.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
@@ -56,10 +58,26 @@
 namespace rill::examples {
 namespace {
 
+constexpr char kUsage[] =
+    "usage: distributed_mnist --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
+    "           --job_name=ps|worker --task_index=N [--issync=0|1] [--logdir DIR]\n"
+    "           [--replicas_to_aggregate R] [--backup_workers B] [--staleness K]\n"
+    "           [--sync_timeout_secs N] [--step_delay_ms N]\n"
+    "           [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]\n"
+    "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
+    "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
+    "           [--curve_keys DIR]\n"
+    "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
+    "Every task of the cluster runs this program: a ps task serves its variables, the\n"
+    "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
+    "events to --logdir); --issync 1 trains synchronously, --staleness K bounds how far a\n"
+    "worker runs ahead of the slowest.\n";
+
 constexpr int64_t kValidationRows = 5000;
 constexpr int64_t kMaxReplicasToAggregate = 1 << 20;
 
 struct Flags {
+  bool help = false;                           // --help: print the usage, start nothing.
   std::map<std::string, std::string> cluster;  // ps_hosts, worker_hosts, job_name, ...
   std::string logdir;
   int64_t train_steps = 2000;
@@ -85,8 +103,39 @@ struct Flags {
   int64_t step_delay_ms = 0;
 };
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
+  // Every flag takes a value. A flag given again overrides, as TensorFlow's
+  // flags do: scripts append a task's flags to the cluster's shared ones.
+  const std::set<std::string> names = {"ps_hosts",
+                                       "worker_hosts",
+                                       "job_name",
+                                       "task_index",
+                                       "issync",
+                                       "logdir",
+                                       "train_steps",
+                                       "batch_size",
+                                       "learning_rate",
+                                       "model",
+                                       "device",
+                                       "data",
+                                       "curve_keys",
+                                       "log_every",
+                                       "validate_every",
+                                       "save_checkpoint_secs",
+                                       "trace_steps",
+                                       "replicas_to_aggregate",
+                                       "backup_workers",
+                                       "staleness",
+                                       "step_delay_ms",
+                                       "sync_timeout_secs",
+                                       "save_checkpoint_steps"};
+  ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
+                   cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
   Flags flags;
+  if (parsed.help) {
+    flags.help = true;
+    return flags;
+  }
   const auto positive = [](std::string_view name, const std::string& value,
                            int64_t* out) -> absl::Status {
     if (!absl::SimpleAtoi(value, out) || *out < 1) {
@@ -95,21 +144,7 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
     }
     return absl::OkStatus();
   };
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (!arg.starts_with("--")) {
-      return absl::InvalidArgumentError(fmt::format("unexpected argument '{}'", arg));
-    }
-    std::string name = arg.substr(2);
-    std::string value;
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    } else if (i + 1 < argc) {
-      value = argv[++i];
-    } else {
-      return absl::InvalidArgumentError(fmt::format("--{} needs a value", name));
-    }
+  for (const auto& [name, value] : parsed.values) {
     if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
         name == "task_index" || name == "issync") {
       flags.cluster[name] = value;
@@ -169,8 +204,6 @@ absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
       int64_t steps = 0;
       RETURN_IF_ERROR(positive(name, value, &steps));
       flags.save_checkpoint_steps = steps;
-    } else {
-      return absl::InvalidArgumentError(fmt::format("unknown flag --{}", name));
     }
   }
   return flags;
@@ -525,8 +558,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   return absl::OkStatus();
 }
 
-absl::Status Run(int argc, char** argv) {
-  ASSIGN_OR_RETURN(const Flags flags, ParseFlags(argc, argv));
+absl::Status Run(const Flags& flags) {
   ASSIGN_OR_RETURN(const ServerConfig config, ClusterConfig(flags));
   if (config.task.job == "ps") return RunPs(config);
   if (config.task.job != "worker") {
@@ -540,7 +572,12 @@ absl::Status Run(int argc, char** argv) {
 }  // namespace rill::examples
 
 int main(int argc, char** argv) {
-  const absl::Status status = rill::examples::Run(argc, argv);
+  using rill::examples::kUsage;
+  const absl::StatusOr<rill::examples::Flags> flags =
+      rill::examples::ParseFlags({argv + 1, argv + argc});
+  if (!flags.ok()) return rill::cli::PrintUsageError("distributed_mnist", flags.status(), kUsage);
+  if (flags->help) return rill::cli::PrintHelp(kUsage);
+  const absl::Status status = rill::examples::Run(*flags);
   if (!status.ok()) {
     std::fprintf(stderr, "distributed_mnist: %s\n", std::string(status.message()).c_str());
     return absl::IsInvalidArgument(status) ? 2 : 1;

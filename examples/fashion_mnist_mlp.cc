@@ -9,11 +9,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "cli/flags.h"
 #include "examples/fashion_mlp_model.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
@@ -111,43 +112,48 @@ absl::Status Run(const Options& options) {
   return absl::OkStatus();
 }
 
-bool ParseOptions(int argc, char** argv, Options* options) {
-  for (int i = 1; i < argc; i += 2) {
-    const std::string_view flag = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* value = argv[i + 1];
-    if (flag == "--data") {
-      options->data_dir = value;
-    } else if (flag == "--epochs") {
-      if (!absl::SimpleAtoi(value, &options->epochs) || options->epochs < 1) return false;
-    } else if (flag == "--steps") {
-      if (!absl::SimpleAtoi(value, &options->steps) || options->steps < 1) return false;
-    } else if (flag == "--model") {
-      options->model = value;
-      if (options->model != "mlp" && options->model != "cnn") return false;
-    } else if (flag == "--batch") {
-      if (!absl::SimpleAtoi(value, &options->batch_size) || options->batch_size < 1) return false;
-    } else if (flag == "--threads") {
-      if (!absl::SimpleAtoi(value, &options->threads) || options->threads < 0) return false;
-    } else {
-      return false;
+constexpr char kUsage[] =
+    "usage: fashion_mnist_mlp [--data DIR] [--epochs N>=1] [--steps N>=1] "
+    "[--batch N>=1] [--threads N>=0] [--model mlp|cnn]\n";
+
+// The values of the options the shared parser has read.
+absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
+  Options options;
+  const auto whole_number = [&parsed](const char* flag, auto min, auto* out) -> absl::Status {
+    const std::optional<std::string> value = parsed.Value(flag);
+    if (value && (!absl::SimpleAtoi(*value, out) || *out < min)) {
+      return absl::InvalidArgumentError(
+          fmt::format("--{} '{}': expected a whole number >= {}", flag, *value, min));
     }
+    return absl::OkStatus();
+  };
+  options.data_dir = parsed.Value("data").value_or(options.data_dir);
+  RETURN_IF_ERROR(whole_number("epochs", 1, &options.epochs));
+  RETURN_IF_ERROR(whole_number("steps", int64_t{1}, &options.steps));
+  RETURN_IF_ERROR(whole_number("batch", 1, &options.batch_size));
+  RETURN_IF_ERROR(whole_number("threads", 0, &options.threads));
+  options.model = parsed.Value("model").value_or(options.model);
+  if (options.model != "mlp" && options.model != "cnn") {
+    return absl::InvalidArgumentError(
+        fmt::format("--model '{}': expected mlp or cnn", options.model));
   }
-  return true;
+  return options;
 }
 
 }  // namespace
 }  // namespace rill::examples
 
 int main(int argc, char** argv) {
-  rill::examples::Options options;
-  if (!rill::examples::ParseOptions(argc, argv, &options)) {
-    std::fprintf(stderr,
-                 "usage: fashion_mnist_mlp [--data DIR] [--epochs N>=1] [--steps N>=1] "
-                 "[--batch N>=1] [--threads N>=0] [--model mlp|cnn]\n");
-    return 2;
+  using rill::examples::kUsage;
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseOptionsOnly(
+      {argv + 1, argv + argc}, {"data", "epochs", "steps", "model", "batch", "threads"}, {});
+  if (!parsed.ok()) return rill::cli::PrintUsageError("fashion_mnist_mlp", parsed.status(), kUsage);
+  if (parsed->help) return rill::cli::PrintHelp(kUsage);
+  const absl::StatusOr<rill::examples::Options> options = rill::examples::ParseOptions(*parsed);
+  if (!options.ok()) {
+    return rill::cli::PrintUsageError("fashion_mnist_mlp", options.status(), kUsage);
   }
-  const absl::Status status = rill::examples::Run(options);
+  const absl::Status status = rill::examples::Run(*options);
   if (!status.ok()) {
     std::fprintf(stderr, "fashion_mnist_mlp: %s\n", std::string(status.message()).c_str());
     return 1;

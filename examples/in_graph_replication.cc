@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "ops/gradients.h"
@@ -224,27 +225,32 @@ absl::Status Run(int n, int power, const std::string& kind) {
 }  // namespace rill::examples
 
 int main(int argc, char** argv) {
+  constexpr char kUsage[] =
+      "usage: in_graph_replication [--size N] [--power n] [--device cpu|gpu]   "
+      "(N in 1..65536, default 1000; n in 1..1000, default 10)\n";
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed =
+      rill::cli::ParseOptionsOnly({argv + 1, argv + argc}, {"size", "power", "device"}, {});
+  if (!parsed.ok()) {
+    return rill::cli::PrintUsageError("in_graph_replication", parsed.status(), kUsage);
+  }
+  if (parsed->help) return rill::cli::PrintHelp(kUsage);
   int n = 1000;
   int power = 10;
-  std::string kind = "cpu";
-  bool ok = true;
-  for (int i = 1; i < argc && ok; i += 2) {
-    const std::string flag = argv[i];
-    ok = i + 1 < argc;
-    if (ok && flag == "--device") {
-      kind = argv[i + 1];
-      ok = kind == "cpu" || kind == "gpu";
-      continue;
-    }
-    int* target = flag == "--size" ? &n : flag == "--power" ? &power : nullptr;
-    ok = ok && target != nullptr && absl::SimpleAtoi(argv[i + 1], target);
+  const std::string kind = parsed->Value("device").value_or("cpu");
+  const auto bad = [](const char* flag, const std::string& value, const char* expected) {
+    return absl::InvalidArgumentError(fmt::format("--{} '{}': expected {}", flag, value, expected));
+  };
+  absl::Status error;
+  if (kind != "cpu" && kind != "gpu") {
+    error = bad("device", kind, "cpu or gpu");
+  } else if (const auto size = parsed->Value("size");
+             size && (!absl::SimpleAtoi(*size, &n) || n <= 0 || n > 65536)) {
+    error = bad("size", *size, "1..65536");
+  } else if (const auto p = parsed->Value("power");
+             p && (!absl::SimpleAtoi(*p, &power) || power <= 0 || power > 1000)) {
+    error = bad("power", *p, "1..1000");
   }
-  if (!ok || n <= 0 || n > 65536 || power <= 0 || power > 1000) {
-    std::fprintf(stderr,
-                 "usage: in_graph_replication [--size N] [--power n] [--device cpu|gpu]   "
-                 "(N in 1..65536, default 1000; n in 1..1000, default 10)\n");
-    return 2;
-  }
+  if (!error.ok()) return rill::cli::PrintUsageError("in_graph_replication", error, kUsage);
   const absl::Status status = rill::examples::Run(n, power, kind);
   if (!status.ok()) {
     std::fprintf(stderr, "in_graph_replication: %s\n", std::string(status.message()).c_str());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
@@ -105,14 +106,14 @@ absl::Status Run(const std::string& logdir) {
 }  // namespace rill::examples
 
 int main(int argc, char** argv) {
-  std::string logdir;
-  if (argc == 3 && std::string(argv[1]) == "--logdir") {
-    logdir = argv[2];
-  } else if (argc != 1) {
-    std::fprintf(stderr, "usage: linear_regression [--logdir DIR]\n");
-    return 2;
-  }
-  const absl::Status status = rill::examples::Run(logdir);
+  constexpr char kUsage[] =
+      "usage: linear_regression [--logdir DIR]\n"
+      "  --logdir DIR  write checkpoints and TensorBoard events there, then restore the last\n";
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed =
+      rill::cli::ParseOptionsOnly({argv + 1, argv + argc}, {"logdir"}, {});
+  if (!parsed.ok()) return rill::cli::PrintUsageError("linear_regression", parsed.status(), kUsage);
+  if (parsed->help) return rill::cli::PrintHelp(kUsage);
+  const absl::Status status = rill::examples::Run(parsed->Value("logdir").value_or(""));
   if (!status.ok()) {
     std::fprintf(stderr, "linear_regression: %s\n", std::string(status.message()).c_str());
     return 1;

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
@@ -61,13 +63,23 @@ absl::Status RunOn(const std::string& device_kind, int n) {
 }  // namespace rill::examples
 
 int main(int argc, char** argv) {
-  const std::string device_kind = argc > 1 ? argv[1] : "cpu";
+  constexpr char kUsage[] = "usage: matmul_devices [cpu|gpu] [N]   (N in 1..65536, default 1500)\n";
+  const absl::StatusOr<rill::cli::ParsedArgs> parsed =
+      rill::cli::ParseArgs({argv + 1, argv + argc}, {}, {});
+  if (!parsed.ok()) return rill::cli::PrintUsageError("matmul_devices", parsed.status(), kUsage);
+  if (parsed->help) return rill::cli::PrintHelp(kUsage);
+  const std::vector<std::string>& args = parsed->positional;
+  const std::string device_kind = args.size() > 0 ? args[0] : "cpu";
   int n = 1500;
-  if (argc > 3 || (device_kind != "cpu" && device_kind != "gpu") ||
-      (argc > 2 && (!absl::SimpleAtoi(argv[2], &n) || n <= 0 || n > 65536))) {
-    std::fprintf(stderr, "usage: matmul_devices [cpu|gpu] [N]   (N in 1..65536, default 1500)\n");
-    return 2;
+  absl::Status error;
+  if (args.size() > 2) {
+    error = absl::InvalidArgumentError(fmt::format("unexpected argument '{}'", args[2]));
+  } else if (device_kind != "cpu" && device_kind != "gpu") {
+    error = absl::InvalidArgumentError(fmt::format("'{}': expected cpu or gpu", device_kind));
+  } else if (args.size() > 1 && (!absl::SimpleAtoi(args[1], &n) || n <= 0 || n > 65536)) {
+    error = absl::InvalidArgumentError(fmt::format("N '{}': expected 1..65536", args[1]));
   }
+  if (!error.ok()) return rill::cli::PrintUsageError("matmul_devices", error, kUsage);
   const absl::Status status = rill::examples::RunOn(device_kind, n);
   if (!status.ok()) {
     std::fprintf(stderr, "matmul_devices: %s\n", std::string(status.message()).c_str());

@@ -2,12 +2,18 @@
 // summary: what a user sees before placing and running it.
 #include <cstdio>
 
+#include "cli/flags.h"
 #include "examples/mnist_model.h"
 #include "fmt/core.h"
 #include "graph/graph_summary.h"
 
-int main() {
+int main(int argc, char** argv) {
   using namespace rill;
+  constexpr char kUsage[] = "usage: mnist_model_graph   (no arguments)\n";
+  const absl::StatusOr<cli::ParsedArgs> parsed =
+      cli::ParseOptionsOnly({argv + 1, argv + argc}, {}, {});
+  if (!parsed.ok()) return cli::PrintUsageError("mnist_model_graph", parsed.status(), kUsage);
+  if (parsed->help) return cli::PrintHelp(kUsage);
   const Scope root = ops::NewRootScope();
   const examples::MnistModel model = examples::BuildMnistModel(root);
   const auto def = root.ToGraphDef();

@@ -155,7 +155,7 @@ PY
     echo "== rill place: the regression graph for 2 ps tasks and a worker"
     build/cli/rill place ../shared/testdata/tf_graphs/rust_regression_ckpt.pb \
       --cluster 'ps=127.0.0.1:2222,127.0.0.1:2223;worker=127.0.0.1:2224' \
-      --replica-device-setter --partition |
+      --replica_device_setter --partition |
       grep -E '\((VariableV2|Assign|ApplyGradientDescent)\)|nodes, |(send|recv) (w|b)[:/]'
     echo
     echo "== the seed MNIST model built with the C++ API"

@@ -16,6 +16,8 @@
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "runtime/training/meta_graph.h"
+#include "runtime/training/saver.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -94,7 +96,7 @@ class PlaceCommand : public ::testing::Test {
 
 TEST_F(PlaceCommand, ReplicaDeviceSetterPutsVariablesOnPsTasksAndTheRestOnTheWorker) {
   const testing::ProgramResult r = RunPlace(
-      {GraphPath("rust_regression_ckpt.pb"), "--cluster", kCluster, "--replica-device-setter"});
+      {GraphPath("rust_regression_ckpt.pb"), "--cluster", kCluster, "--replica_device_setter"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::map<std::string, std::string> devices = DevicesByNode(r.out);
@@ -131,9 +133,36 @@ TEST_F(PlaceCommand, ReplicaDeviceSetterPutsVariablesOnPsTasksAndTheRestOnTheWor
   EXPECT_THAT(r.out, HasSubstr(std::string(kWorker) + ": 99 nodes, 0 B of variables\n"));
 }
 
+// A .meta file (written by rill) and a SavedModel (TensorFlow's) are placed
+// as the graph they hold.
+TEST_F(PlaceCommand, PlacesTheGraphOfAMetaFileAndOfASavedModel) {
+  ASSERT_OK_AND_ASSIGN(const GraphDef def, ReadGraphDef(GraphPath("rust_regression_ckpt.pb")));
+  ASSERT_OK_AND_ASSIGN(const SaverDef saver, FindSaverDef(def));
+  const std::string meta = dir_ + "/model.ckpt-1.meta";
+  ASSERT_OK(WriteMetaGraph(meta, MakeMetaGraph(def, &saver)));
+  const std::vector<std::string> flags = {"--cluster", kCluster, "--replica_device_setter",
+                                          "--partition"};
+  std::vector<std::string> args = {GraphPath("rust_regression_ckpt.pb")};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const testing::ProgramResult from_graph = RunPlace(args);
+  ASSERT_EQ(from_graph.exit_code, 0) << from_graph.err;
+  args[0] = meta;
+  const testing::ProgramResult from_meta = RunPlace(args);
+  ASSERT_EQ(from_meta.exit_code, 0) << from_meta.err;
+  EXPECT_EQ(from_meta.out, from_graph.out);
+
+  args[0] = testing::TestDataDir() + "/tf_checkpoints/regression-model/saved_model.pb";
+  const testing::ProgramResult from_saved_model = RunPlace(args);
+  ASSERT_EQ(from_saved_model.exit_code, 0) << from_saved_model.err;
+  const std::map<std::string, std::string> devices = DevicesByNode(from_saved_model.out);
+  ASSERT_TRUE(devices.count("w") && devices.count("b")) << from_saved_model.out;
+  EXPECT_EQ(std::set<std::string>({devices.at("w"), devices.at("b")}),
+            std::set<std::string>({kPs0, kPs1}));
+}
+
 TEST_F(PlaceCommand, PartitionShowsMatchingSendRecvPairs) {
   const testing::ProgramResult r = RunPlace({GraphPath("rust_regression_ckpt.pb"), "--cluster",
-                                             kCluster, "--replica-device-setter", "--partition"});
+                                             kCluster, "--replica_device_setter", "--partition"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::map<std::string, std::string> devices = DevicesByNode(r.out);
   const std::string& w = devices.at("w");
@@ -176,11 +205,29 @@ TEST_F(PlaceCommand, PartitionShowsMatchingSendRecvPairs) {
 TEST_F(PlaceCommand, GreedyStrategySpreadsTheVariables) {
   const testing::ProgramResult r =
       RunPlace({GraphPath("rust_regression_ckpt.pb"), "--cluster", kCluster,
-                "--replica-device-setter", "--ps-strategy=greedy"});
+                "--replica_device_setter", "--ps_strategy=greedy"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::map<std::string, std::string> devices = DevicesByNode(r.out);
   EXPECT_EQ(std::set<std::string>({devices.at("w"), devices.at("b")}),
             std::set<std::string>({kPs0, kPs1}));
+}
+
+// The spelling with dashes, which earlier releases documented, is the
+// same flag.
+TEST_F(PlaceCommand, FlagsMaySpellTheirNamesWithDashes) {
+  const std::vector<std::string> graph = {GraphPath("rust_regression_ckpt.pb"), "--cluster",
+                                          kCluster};
+  std::vector<std::string> underscores = graph;
+  underscores.insert(underscores.end(),
+                     {"--replica_device_setter", "--ps_strategy=greedy", "--allow_soft_placement"});
+  std::vector<std::string> dashes = graph;
+  dashes.insert(dashes.end(),
+                {"--replica-device-setter", "--ps-strategy=greedy", "--allow-soft-placement"});
+  const testing::ProgramResult with_underscores = RunPlace(underscores);
+  ASSERT_EQ(with_underscores.exit_code, 0) << with_underscores.err;
+  const testing::ProgramResult with_dashes = RunPlace(dashes);
+  ASSERT_EQ(with_dashes.exit_code, 0) << with_dashes.err;
+  EXPECT_EQ(with_dashes.out, with_underscores.out);
 }
 
 TEST_F(PlaceCommand, WithoutAClusterPlacesOnThisProcess) {
@@ -203,7 +250,7 @@ TEST_F(PlaceCommand, PartitionOfOneDeviceSendsNothing) {
 
 TEST_F(PlaceCommand, ExplainGivesAReasonForEveryNode) {
   const testing::ProgramResult r = RunPlace({GraphPath("rust_regression_ckpt.pb"), "--cluster",
-                                             kCluster, "--replica-device-setter", "--explain"});
+                                             kCluster, "--replica_device_setter", "--explain"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::regex line(R"(^(\S+): \((\w+)\): (/\S+)  <- .+$)");
   int explained = 0;
@@ -217,7 +264,7 @@ TEST_F(PlaceCommand, DotWritesAGraphvizFile) {
   const std::string path = dir_ + "/placement.dot";
   const testing::ProgramResult r =
       RunPlace({GraphPath("rust_regression_ckpt.pb"), "--cluster", kCluster,
-                "--replica-device-setter", "--partition", "--dot", path});
+                "--replica_device_setter", "--partition", "--dot", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string dot = testing::ReadFileOrDie(path);
   EXPECT_THAT(dot, StartsWith("digraph "));
@@ -280,11 +327,11 @@ TEST_F(PlaceCommand, UsageErrors) {
       {},
       {GraphPath("rust_addition.pb"), GraphPath("rust_addition.pb")},
       {GraphPath("rust_addition.pb"), "--bogus"},
-      {GraphPath("rust_addition.pb"), "--replica-device-setter"},
-      {GraphPath("rust_addition.pb"), "--cluster", "worker=h:1", "--replica-device-setter"},
-      {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--ps-strategy=greedy"},
-      {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--replica-device-setter",
-       "--ps-strategy=nearest"},
+      {GraphPath("rust_addition.pb"), "--replica_device_setter"},
+      {GraphPath("rust_addition.pb"), "--cluster", "worker=h:1", "--replica_device_setter"},
+      {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--ps_strategy=greedy"},
+      {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--replica_device_setter",
+       "--ps_strategy=nearest"},
   };
   for (const std::vector<std::string>& args : cases) {
     const testing::ProgramResult r = RunPlace(args);
@@ -307,7 +354,7 @@ TEST_F(PlaceCommand, UnplaceableGraphIsARuntimeError) {
   EXPECT_EQ(Lines(r.err), 1) << r.err;
 
   const testing::ProgramResult soft =
-      RunPlace({path, "--cluster", "worker=h:1", "--allow-soft-placement"});
+      RunPlace({path, "--cluster", "worker=h:1", "--allow_soft_placement"});
   ASSERT_EQ(soft.exit_code, 0) << soft.err;
   EXPECT_THAT(soft.out, HasSubstr("z: (AddV2): /job:worker/replica:0/task:0/device:CPU:0\n"));
 }

@@ -2,12 +2,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "graph/graph_io.h"
+#include "graph/status_macros.h"
 #include "gtest/gtest.h"
+#include "runtime/session.h"
+#include "runtime/training/meta_graph.h"
+#include "runtime/training/saver.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -35,6 +41,24 @@ std::vector<std::string> AllTfGraphs() {
   }
   return paths;
 }
+
+// Saves a checkpoint of TensorFlow's regression graph through its own saver
+// nodes, as a training program does, and returns the .meta file the Saver
+// writes beside it.
+absl::StatusOr<std::string> SaveWithMetaGraph(const std::string& dir) {
+  ASSIGN_OR_RETURN(const GraphDef def, ReadGraphDef(GraphPath("rust_regression_ckpt.pb")));
+  ASSIGN_OR_RETURN(const SaverDef saver_def, FindSaverDef(def));
+  const std::unique_ptr<Saver> saver = Saver::FromSaverDef(saver_def);
+  ASSIGN_OR_RETURN(const std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  RETURN_IF_ERROR(session->Run({}, {}, {"init"}).status());
+  const MetaGraphDef meta = MakeMetaGraph(def, &saver_def);
+  ASSIGN_OR_RETURN(const std::string prefix, saver->Save(*session, dir + "/model.ckpt", 7, &meta));
+  RETURN_IF_ERROR(session->Close());
+  return prefix + ".meta";
+}
+
+// The output after its first line, which names the file.
+std::string AfterFirstLine(const std::string& out) { return out.substr(out.find('\n') + 1); }
 
 std::string WriteTemp(const std::string& name, const std::string& bytes) {
   const std::string path = testing::MakeTempDir() + "/" + name;
@@ -111,10 +135,10 @@ TEST(RillGraph, RejectsMissingAndEmptyFiles) {
 TEST(RillGraph, ConvertsBetweenBinaryAndText) {
   const std::string dir = testing::MakeTempDir();
   const std::string text = dir + "/regression.pbtxt", binary = dir + "/regression.pb";
-  RunResult r = RunRill({"graph", GraphPath("rust_regression_ckpt.pb"), "--to-text", text});
+  RunResult r = RunRill({"graph", GraphPath("rust_regression_ckpt.pb"), "--to_text", text});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(testing::ReadFileOrDie(text), HasSubstr("op: \"VariableV2\""));
-  r = RunRill({"graph", text, "--to-binary=" + binary});
+  r = RunRill({"graph", text, "--to_binary=" + binary});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const RunResult original = RunRill({"graph", GraphPath("rust_regression_ckpt.pb")});
   const RunResult converted = RunRill({"graph", binary});
@@ -137,12 +161,110 @@ TEST(RillGraph, MaxTensorBytesIsCheckedAndApplied) {
   EXPECT_THAT(refused.err, HasSubstr("4 bytes"));
 }
 
+// A .meta file (the Saver's) and a SavedModel (TensorFlow's) are read for
+// the graph they hold, and --to_text writes that graph.
+TEST(RillGraph, ReadsTheGraphOfAMetaFileAndOfASavedModel) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_OK_AND_ASSIGN(const std::string meta, SaveWithMetaGraph(dir));
+  ASSERT_EQ(meta, dir + "/model.ckpt-7.meta");
+  const RunResult from_graph = RunRill({"graph", GraphPath("rust_regression_ckpt.pb")});
+  ASSERT_EQ(from_graph.exit_code, 0) << from_graph.err;
+  RunResult r = RunRill({"graph", meta});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::StartsWith(meta + ": valid GraphDef\n"));
+  EXPECT_EQ(AfterFirstLine(r.out), AfterFirstLine(from_graph.out));
+
+  const std::string text = dir + "/graph.pbtxt";
+  r = RunRill({"graph", meta, "--to_text", text});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = RunRill({"graph", text});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(AfterFirstLine(r.out), AfterFirstLine(from_graph.out));
+
+  const std::string saved_model =
+      testing::TestDataDir() + "/tf_checkpoints/regression-model/saved_model.pb";
+  r = RunRill({"graph", saved_model});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("variables: 2"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n  w +VariableV2 +float"));
+}
+
+TEST(RillGraph, RejectsADamagedMetaFileNamingIt) {
+  const std::string dir = testing::MakeTempDir();
+  ASSERT_OK_AND_ASSIGN(const std::string meta, SaveWithMetaGraph(dir));
+  const std::string bytes = testing::ReadFileOrDie(meta);
+  const std::string truncated = WriteTemp("truncated.meta", bytes.substr(0, bytes.size() / 2));
+  const RunResult r = RunRill({"graph", truncated});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("truncated.meta"));
+  EXPECT_THAT(r.err, HasSubstr("is not a binary MetaGraphDef"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(RillGraph, UsageErrorsExitTwo) {
   EXPECT_EQ(RunRill({"graph"}).exit_code, 2);
   EXPECT_EQ(RunRill({"graph", "a.pb", "--bogus"}).exit_code, 2);
-  EXPECT_EQ(RunRill({"graph", "a.pb", "--to-text"}).exit_code, 2);
+  EXPECT_EQ(RunRill({"graph", "a.pb", "--to_text"}).exit_code, 2);
   EXPECT_EQ(RunRill({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(RunRill({}).exit_code, 2);
+}
+
+// Every command, and rill itself, prints its usage on stdout for --help
+// and -h and exits 0, whatever else is on the command line.
+TEST(RillHelp, EveryCommandPrintsItsUsageForHelpAndH) {
+  for (const char* command :
+       {"run", "graph", "place", "server", "checkpoint", "devices", "keygen"}) {
+    for (const char* flag : {"--help", "-h"}) {
+      const RunResult r = RunRill({command, flag});
+      EXPECT_TRUE(r.exited) << command << " " << flag;
+      EXPECT_EQ(r.exit_code, 0) << command << " " << flag << ": " << r.err;
+      EXPECT_THAT(r.out, ::testing::StartsWith(std::string("usage: rill ") + command))
+          << command << " " << flag;
+      EXPECT_EQ(r.err, "") << command << " " << flag;
+    }
+    const RunResult r = RunRill({"help", command});
+    EXPECT_EQ(r.exit_code, 0) << "help " << command << ": " << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith(std::string("usage: rill ") + command));
+    EXPECT_EQ(RunRill({command, "--bogus", "--help"}).exit_code, 0) << command;
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"-h"}, {"help"}, {"help", "--help"}, {"help", "-h"}}) {
+    const RunResult r = RunRill(args);
+    EXPECT_EQ(r.exit_code, 0) << ::testing::PrintToString(args) << ": " << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith("usage: rill <command>"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+// `rill help` is every command's usage: no flag is left out.
+TEST(RillHelp, HelpShowsEveryCommandsFlags) {
+  const RunResult r = RunRill({"help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* command :
+       {"run", "graph", "place", "server", "checkpoint", "devices", "keygen"}) {
+    EXPECT_THAT(r.out, HasSubstr(RunRill({command, "--help"}).out)) << command;
+  }
+  for (const char* flag : {"--restore", "--save", "--max_tensor_bytes", "--device_count",
+                           "--max_connections", "--session_idle_timeout", "--dot"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag));
+  }
+}
+
+TEST(RillHelp, AnUnknownFlagExitsTwoNamingIt) {
+  for (const char* command :
+       {"run", "graph", "place", "server", "checkpoint", "devices", "keygen", "help"}) {
+    for (const char* flag : {"--no-such-flag", "-q"}) {
+      const RunResult r = RunRill({command, "x", flag});
+      EXPECT_TRUE(r.exited) << command;
+      EXPECT_EQ(r.exit_code, 2) << command << " " << flag << ": " << r.err;
+      EXPECT_THAT(r.err, HasSubstr(std::string("unknown option '") + flag + "'")) << command;
+      EXPECT_EQ(r.out, "") << command;
+    }
+  }
+  const RunResult r = RunRill({"--no-such-flag"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command '--no-such-flag'"));
+  EXPECT_EQ(RunRill({"help", "frobnicate"}).exit_code, 2);
 }
 
 TEST(RillDevices, ListsCpuAndReportsGpus) {

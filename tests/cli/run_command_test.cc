@@ -105,7 +105,7 @@ TEST_F(RunCommand, TwoLocalDevicesTrainTheSameWeightsAsOne) {
   const RunResult one = RunRill(args);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   args.insert(args.end(),
-              {"--device_count", "CPU=2", "--replica-device-setter", "--log_device_placement"});
+              {"--device_count", "CPU=2", "--replica_device_setter", "--log_device_placement"});
   const RunResult two = RunRill(args);
   ASSERT_EQ(two.exit_code, 0) << two.err;
   EXPECT_EQ(two.out, one.out);
@@ -340,8 +340,8 @@ TEST_F(RunCommand, UsageErrorsExitTwo) {
       {{graph}, "nothing to run"},
       {{graph, "--fetch", "z", "--device_count", "CPU=0"}, "--device_count 'CPU=0'"},
       {{graph, "--fetch", "z", "--device_count", "TPU=1"}, "--device_count 'TPU=1'"},
-      {{graph, "--fetch", "z", "--ps-strategy", "greedy"}, "--ps-strategy needs"},
-      {{graph, "--fetch", "z", "--replica-device-setter", "--ps-strategy", "x"},
+      {{graph, "--fetch", "z", "--ps_strategy", "greedy"}, "--ps_strategy needs"},
+      {{graph, "--fetch", "z", "--replica_device_setter", "--ps_strategy", "x"},
        "unknown ps strategy 'x'"},
   };
   for (const auto& [args, message] : cases) {

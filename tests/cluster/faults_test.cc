@@ -339,7 +339,7 @@ TEST(Faults, PortInUseExitsWithOneNamingTheAddress) {
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
   const std::string taken = absl::StrFormat("127.0.0.1:%d", ntohs(address.sin_port));
   const Outcome outcome =
-      RunServer({"--worker_hosts=" + taken, "--job_name=worker", "--task_index=0", "--no-ipc"});
+      RunServer({"--worker_hosts=" + taken, "--job_name=worker", "--task_index=0", "--no_ipc"});
   close(fd);
   EXPECT_TRUE(outcome.exit.exited) << outcome.log;
   EXPECT_EQ(outcome.exit.code, 1) << outcome.log;

@@ -57,7 +57,7 @@ class RillRunCluster : public ::testing::Test {
 TEST_F(RillRunCluster, TrainsWithVariablesOnThePsTask) {
   ASSERT_OK_AND_ASSIGN(testing::Cluster cluster, testing::StartCluster(1, 2));
   std::vector<std::string> args = TrainArgs();
-  args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica-device-setter",
+  args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica_device_setter",
                            "--log_device_placement"});
   const BoundedRun run = testing::RunRill(args);
   ASSERT_FALSE(run.exit.timed_out) << run.err;
@@ -86,7 +86,7 @@ TEST_F(RillRunCluster, ACurveClusterServesOnlyItsKeyHolders) {
                        testing::StartCluster(1, 1, {"--curve_keys", keys}));
   for (const std::string& dir : {keys, client}) {
     std::vector<std::string> args = TrainArgs();
-    args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica-device-setter",
+    args.insert(args.end(), {"--target", cluster.Target("worker", 0), "--replica_device_setter",
                              "--curve_keys", dir});
     const BoundedRun run = testing::RunRill(args);
     ASSERT_EQ(run.exit.code, 0) << run.err;
@@ -107,7 +107,7 @@ TEST_F(RillRunCluster, FromTheSameStartTrainsExactlyAsLocally) {
   args.insert(args.end(), {"--feed", "random_uniform=[0.5]"});
   const BoundedRun local = testing::RunRill(args);
   ASSERT_EQ(local.exit.code, 0) << local.err;
-  args.insert(args.end(), {"--target", cluster.Target("worker", 1), "--replica-device-setter"});
+  args.insert(args.end(), {"--target", cluster.Target("worker", 1), "--replica_device_setter"});
   const BoundedRun remote = testing::RunRill(args);
   ASSERT_FALSE(remote.exit.timed_out) << remote.err;
   ASSERT_EQ(remote.exit.code, 0) << remote.err;

@@ -34,6 +34,38 @@ double ResultValue(const std::string& out, const std::string& key) {
   return std::strtod(match[1].str().c_str(), nullptr);
 }
 
+constexpr const char* kExamples[] = {
+    "linear_regression", "fashion_mnist_mlp", "matmul_devices",   "in_graph_replication",
+    "cluster_devices",   "distributed_mnist", "mnist_model_graph"};
+
+// --help and -h print the usage on stdout and exit 0, and do nothing else
+// (no training, no server), whatever else is on the command line.
+TEST(Examples, EveryExamplePrintsItsUsageForHelpAndH) {
+  for (const char* name : kExamples) {
+    for (const char* flag : {"--help", "-h"}) {
+      const auto run = RunExample(name, {flag});
+      EXPECT_TRUE(run.exited) << name << " " << flag;
+      EXPECT_EQ(run.exit_code, 0) << name << " " << flag << ": " << run.err;
+      EXPECT_THAT(run.out, ::testing::StartsWith(std::string("usage: ") + name))
+          << name << " " << flag;
+      EXPECT_EQ(run.err, "") << name << " " << flag;
+    }
+    EXPECT_EQ(RunExample(name, {"--bogus", "-h"}).exit_code, 0) << name;
+  }
+}
+
+TEST(Examples, AnUnknownFlagExitsTwoNamingIt) {
+  for (const char* name : kExamples) {
+    for (const char* flag : {"--no-such-flag", "-q"}) {
+      const auto run = RunExample(name, {flag});
+      EXPECT_TRUE(run.exited) << name << " " << flag;
+      EXPECT_EQ(run.exit_code, 2) << name << " " << flag << ": " << run.err;
+      EXPECT_THAT(run.err, HasSubstr(std::string("unknown option '") + flag + "'")) << name;
+      EXPECT_THAT(run.err, HasSubstr(std::string("usage: ") + name)) << name;
+    }
+  }
+}
+
 TEST(LinearRegression, RecoversSlopeAndIntercept) {
   const auto run = RunExample("linear_regression");
   ASSERT_EQ(run.exit_code, 0) << run.err;
