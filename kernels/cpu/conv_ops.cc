@@ -218,6 +218,12 @@ class ConvCpu final : public OpKernel {
     RETURN_IF_ERROR(conv::CheckOutBackprop(g, out_backprop.shape()));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, filter_shape));
     if (out->NumElements() == 0) return absl::OkStatus();
+    // The gradient is a sum over the batch's output positions, which the
+    // chunks below accumulate: with none (an empty batch or output) it is 0.
+    if (input.NumElements() == 0 || out_backprop.NumElements() == 0) {
+      std::fill_n(out->data<T>(), out->NumElements(), T(0));
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(Tensor patches, Patches(ctx, g));
     return ForEachImageChunk(g, [&](Index first, const ConvGeometry& c) {
       Im2Col<T>(ctx.eigen_cpu(), c, input.data<T>() + first * g.input_image_size(),

@@ -175,6 +175,26 @@ TEST(Conv2DBackpropFilter, MatchesReferenceLoops) {
   }
 }
 
+// With no image, or no output position, there is nothing to sum: the
+// filter's gradient is zeros (its buffer comes from the allocator
+// uninitialized, so the kernel must write them).
+TEST(Conv2DBackpropFilter, AnEmptyBatchOrOutputGivesZeros) {
+  for (const ConvCase& c : {ConvCase{{0, 5, 5, 2}, {3, 3, 2, 4}, 1, 1, 1, 1, "SAME"},
+                            ConvCase{{2, 2, 2, 2}, {3, 3, 2, 4}, 1, 1, 1, 1, "VALID"}}) {
+    const std::vector<int64_t> out_shape = ForEachTerm(c, [](int64_t, int64_t, int64_t) {});
+    // Again: a buffer the allocator reuses holds what was there.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      KernelTester t("Conv2DBackpropFilter");
+      SetConvAttrs(t, c);
+      t.Input(RandomTensor(DT_FLOAT, TensorShape(c.input), 500))
+          .Input<int32_t>({4}, std::vector<int32_t>(c.filter.begin(), c.filter.end()))
+          .Input(Tensor(DT_FLOAT, TensorShape(out_shape)));
+      const Tensor zeros = MakeTensor<float>(TensorShape(c.filter), std::vector<float>(72, 0.0f));
+      EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorNear(zeros, 0, 0))) << Describe(c);
+    }
+  }
+}
+
 float Dot(const Tensor& a, const Tensor& b) {
   double sum = 0;
   for (int64_t i = 0; i < a.NumElements(); ++i) sum += a.data<float>()[i] * b.data<float>()[i];
