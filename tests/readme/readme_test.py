@@ -8,7 +8,8 @@ the test command itself). What a block expects is written in it: a comment
 line right after a command (`# w: float32 [1] = [0.1]`) is a line of
 output, `...` inside it matches anything and `# ...` alone any number of
 lines; each must appear in the block's output (stdout and stderr), in
-order. A comment after a command on its own line is commentary.
+order. A comment at the end of a command's line (`cmd  # why`) is
+commentary.
 
 The paths a reader types from the repository root are rewritten for the
 test: `build/` names BUILD_DIR, `../shared/testdata` RILL_TESTDATA, `/tmp/`
