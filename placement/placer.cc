@@ -1,7 +1,6 @@
 #include "placement/placer.h"
 
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -11,70 +10,11 @@
 #include "graph/status_macros.h"
 #include "kernels/op_kernel.h"
 #include "kernels/registry.h"
+#include "placement/colocation.h"
 #include "placement/device_name.h"
 
 namespace rill {
 namespace {
-
-// Why two nodes must share a device; `kind` is printed in reasons. Along a
-// reference or resource edge `a` is the source (the variable), whose
-// request wins over the consumer's, as in TensorFlow.
-struct ColocationLink {
-  int a;
-  int b;
-  const char* kind;
-  bool source_wins;
-};
-
-std::vector<ColocationLink> ColocationLinks(const Graph& graph) {
-  std::vector<ColocationLink> links;
-  for (const Node* node : graph.nodes()) {
-    for (const Edge* edge : node->in_edges()) {
-      if (edge == nullptr || edge->IsControl()) continue;
-      const DataType type = node->input_type(edge->dst_input);
-      if (IsRefType(type)) {
-        links.push_back({edge->src->id(), node->id(), "ref edge", true});
-      } else if (type == DT_RESOURCE) {
-        links.push_back({edge->src->id(), node->id(), "resource edge", true});
-      }
-    }
-    auto it = node->def().attr().find("_class");
-    if (it == node->def().attr().end()) continue;
-    std::vector<std::string> entries(it->second.list().s().begin(), it->second.list().s().end());
-    if (it->second.value_case() == AttrValue::kS) entries.push_back(it->second.s());
-    for (const std::string& entry : entries) {
-      constexpr std::string_view kPrefix = "loc:@";
-      if (!std::string_view(entry).starts_with(kPrefix)) continue;
-      const Node* other = graph.FindNode(std::string_view(entry).substr(kPrefix.size()));
-      if (other != nullptr && other != node) {
-        links.push_back({other->id(), node->id(), "_class attr", false});
-      }
-    }
-  }
-  return links;
-}
-
-int FindRoot(std::vector<int>& parent, int i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
-}
-
-std::vector<int> GroupsFromLinks(int num_nodes, const std::vector<ColocationLink>& links) {
-  std::vector<int> parent(num_nodes);
-  std::iota(parent.begin(), parent.end(), 0);
-  for (const ColocationLink& link : links) {
-    const int a = FindRoot(parent, link.a);
-    const int b = FindRoot(parent, link.b);
-    // The lowest id becomes the root, so a group is named by its first node.
-    if (a != b) parent[std::max(a, b)] = std::min(a, b);
-  }
-  std::vector<int> group(num_nodes);
-  for (int i = 0; i < num_nodes; ++i) group[i] = FindRoot(parent, i);
-  return group;
-}
 
 std::string NodeLabel(const Node& node) {
   return absl::StrFormat("'%s' (%s)", node.name(), node.op());
@@ -199,10 +139,9 @@ class Colocator {
         requests_(requests),
         pinned_(pinned),
         soft_(soft),
-        parent_(graph.num_nodes()),
+        sets_(graph.num_nodes()),
         groups_(graph.num_nodes()),
         gave_way_(graph.num_nodes()) {
-    std::iota(parent_.begin(), parent_.end(), 0);
     for (const Node* node : graph.nodes()) {
       Group& group = groups_[node->id()];
       group.request = requests[node->id()];
@@ -211,8 +150,8 @@ class Colocator {
   }
 
   absl::Status Join(const ColocationLink& link) {
-    const int a = FindRoot(parent_, link.a);
-    const int b = FindRoot(parent_, link.b);
+    const int a = sets_.Find(link.a);
+    const int b = sets_.Find(link.b);
     if (a == b) return absl::OkStatus();
     Group& first = groups_[a];
     Group& second = groups_[b];
@@ -229,7 +168,6 @@ class Colocator {
       gave_way_[link.b] = second.request.ToString();
       second.requesters.clear();
     }
-    const int root = std::min(a, b);
     Group joined;
     joined.request = std::move(merged);
     joined.merged_softly = softly;
@@ -238,7 +176,7 @@ class Colocator {
                              second.requesters.end());
     std::sort(joined.requesters.begin(), joined.requesters.end(),
               [](const Node* x, const Node* y) { return x->id() < y->id(); });
-    parent_[std::max(a, b)] = root;
+    const int root = sets_.Join(a, b);
     groups_[root] = std::move(joined);
     groups_[std::max(a, b)] = Group();
     return absl::OkStatus();
@@ -248,7 +186,7 @@ class Colocator {
   std::vector<Group> Groups() {
     std::vector<Group> out(graph_.num_nodes());
     for (const Node* node : graph_.nodes()) {
-      const int root = FindRoot(parent_, node->id());
+      const int root = sets_.Find(node->id());
       if (out[root].members.empty()) {
         out[root].request = groups_[root].request;
         out[root].requesters = groups_[root].requesters;
@@ -258,11 +196,7 @@ class Colocator {
     }
     return out;
   }
-  std::vector<int> GroupOf() {
-    std::vector<int> group(graph_.num_nodes());
-    for (int i = 0; i < graph_.num_nodes(); ++i) group[i] = FindRoot(parent_, i);
-    return group;
-  }
+  std::vector<int> GroupOf() { return sets_.Roots(); }
   // Per node: the request it gave up to follow its source, or "".
   const std::vector<std::string>& gave_way() const { return gave_way_; }
 
@@ -305,7 +239,7 @@ class Colocator {
   const std::vector<DeviceSpec>& requests_;
   const std::vector<bool>& pinned_;
   const bool soft_;
-  std::vector<int> parent_;
+  NodeSets sets_;
   std::vector<Group> groups_;  // Valid at roots.
   std::vector<std::string> gave_way_;
 };
@@ -449,41 +383,6 @@ absl::StatusOr<Decision> PlaceGroup(const Group& group, const GroupKernels& kern
   return NoDeviceError(group, kernels, devices);
 }
 
-// For each member but the first, the neighbour through which it joined the
-// group, so its reason can say why it follows.
-std::vector<std::string> ColocationReasons(const Graph& graph, const std::vector<int>& groups,
-                                           const std::vector<ColocationLink>& links,
-                                           const std::vector<std::string>& gave_way) {
-  std::vector<std::vector<std::pair<int, const char*>>> adjacent(graph.num_nodes());
-  for (const ColocationLink& link : links) {
-    adjacent[link.a].emplace_back(link.b, link.kind);
-    adjacent[link.b].emplace_back(link.a, link.kind);
-  }
-  std::vector<std::string> reasons(graph.num_nodes());
-  std::vector<bool> seen(graph.num_nodes(), false);
-  for (int root = 0; root < graph.num_nodes(); ++root) {
-    if (groups[root] != root) continue;
-    std::vector<int> queue = {root};
-    seen[root] = true;
-    for (size_t q = 0; q < queue.size(); ++q) {
-      const int at = queue[q];
-      for (const auto& [next, kind] : adjacent[at]) {
-        if (seen[next]) continue;
-        seen[next] = true;
-        reasons[next] =
-            absl::StrFormat("colocated with '%s' (%s)", graph.nodes()[at]->name(), kind);
-        queue.push_back(next);
-      }
-    }
-  }
-  for (int i = 0; i < graph.num_nodes(); ++i) {
-    if (!gave_way[i].empty()) {
-      absl::StrAppendFormat(&reasons[i], "; its request %s gave way to its source's", gave_way[i]);
-    }
-  }
-  return reasons;
-}
-
 absl::StatusOr<DeviceSpec> DefaultSpec(const PlacerOptions& options, const DeviceSet& devices) {
   if (options.default_device.empty()) return WithoutDevice(devices.specs().front());
   absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(options.default_device);
@@ -495,10 +394,6 @@ absl::StatusOr<DeviceSpec> DefaultSpec(const PlacerOptions& options, const Devic
 }
 
 }  // namespace
-
-std::vector<int> ColocationGroups(const Graph& graph) {
-  return GroupsFromLinks(graph.num_nodes(), ColocationLinks(graph));
-}
 
 absl::StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
                                      const PlacerOptions& options) {

@@ -64,11 +64,6 @@ struct Placement {
 absl::StatusOr<Placement> PlaceGraph(const Graph& graph, const DeviceSet& devices,
                                      const PlacerOptions& options);
 
-// The colocation group of every node (same value = same group), indexed by
-// Node::id(), built from rule 1 above. A `loc:@NAME` naming a node not in
-// the graph is ignored, as TensorFlow ignores it.
-std::vector<int> ColocationGroups(const Graph& graph);
-
 }  // namespace rill
 
 #endif  // RILL_PLACEMENT_PLACER_H_

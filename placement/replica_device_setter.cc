@@ -15,7 +15,7 @@
 #include "graph/types.h"
 #include "ops/registry.h"
 #include "placement/device_name.h"
-#include "placement/placer.h"
+#include "placement/colocation.h"
 
 namespace rill {
 namespace {

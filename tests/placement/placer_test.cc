@@ -9,6 +9,7 @@
 #include "graph/node_def_util.h"
 #include "kernels/kernel_registry.h"
 #include "ops/registry.h"
+#include "placement/colocation.h"
 #include "tests/test_util.h"
 
 namespace rill {
