@@ -1,0 +1,134 @@
+#include "examples/distributed_mnist_flags.h"
+
+#include <set>
+#include <string_view>
+
+#include "absl/strings/numbers.h"
+#include "cli/flags.h"
+#include "fmt/core.h"
+#include "graph/status_macros.h"
+
+namespace rill::examples {
+
+const char kDistributedMnistUsage[] =
+    "usage: distributed_mnist --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
+    "           --job_name=ps|worker --task_index=N [--issync=0|1] [--logdir DIR]\n"
+    "           [--replicas_to_aggregate R] [--backup_workers B] [--staleness K]\n"
+    "           [--sync_timeout_secs N] [--step_delay_ms N]\n"
+    "           [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]\n"
+    "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
+    "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
+    "           [--curve_keys DIR]\n"
+    "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
+    "Every task of the cluster runs this program: a ps task serves its variables, the\n"
+    "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
+    "events to --logdir); --issync 1 trains synchronously, --staleness K bounds how far a\n"
+    "worker runs ahead of the slowest.\n";
+
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
+  // Every flag takes a value. A flag given again overrides, as TensorFlow's
+  // flags do: scripts append a task's flags to the cluster's shared ones.
+  const std::set<std::string> names = {"ps_hosts",
+                                       "worker_hosts",
+                                       "job_name",
+                                       "task_index",
+                                       "issync",
+                                       "logdir",
+                                       "train_steps",
+                                       "batch_size",
+                                       "learning_rate",
+                                       "model",
+                                       "device",
+                                       "data",
+                                       "curve_keys",
+                                       "log_every",
+                                       "validate_every",
+                                       "save_checkpoint_secs",
+                                       "trace_steps",
+                                       "replicas_to_aggregate",
+                                       "backup_workers",
+                                       "staleness",
+                                       "step_delay_ms",
+                                       "sync_timeout_secs",
+                                       "save_checkpoint_steps"};
+  ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
+                   cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
+  Flags flags;
+  if (parsed.help) {
+    flags.help = true;
+    return flags;
+  }
+  const auto positive = [](std::string_view name, const std::string& value,
+                           int64_t* out) -> absl::Status {
+    if (!absl::SimpleAtoi(value, out) || *out < 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("--{} '{}': expected a whole number >= 1", name, value));
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& [name, value] : parsed.values) {
+    if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
+        name == "task_index" || name == "issync") {
+      flags.cluster[name] = value;
+    } else if (name == "logdir") {
+      flags.logdir = value;
+    } else if (name == "train_steps") {
+      RETURN_IF_ERROR(positive(name, value, &flags.train_steps));
+    } else if (name == "batch_size") {
+      RETURN_IF_ERROR(positive(name, value, &flags.batch_size));
+    } else if (name == "learning_rate") {
+      if (!absl::SimpleAtof(value, &flags.learning_rate) || !(flags.learning_rate > 0)) {
+        return absl::InvalidArgumentError(
+            fmt::format("--learning_rate '{}': expected a number > 0", value));
+      }
+    } else if (name == "model") {
+      if (value != "mlp" && value != "cnn") {
+        return absl::InvalidArgumentError(
+            fmt::format("--model '{}': expected mlp (784-128-10) or cnn (two conv layers)", value));
+      }
+      flags.model = value;
+    } else if (name == "device") {
+      if (value != "auto" && value != "cpu" && value != "gpu") {
+        return absl::InvalidArgumentError(
+            fmt::format("--device '{}': expected auto, cpu or gpu", value));
+      }
+      flags.device = value;
+    } else if (name == "data") {
+      flags.data_dir = value;
+    } else if (name == "curve_keys") {
+      flags.curve_keys = value;
+    } else if (name == "log_every") {
+      RETURN_IF_ERROR(positive(name, value, &flags.log_every));
+    } else if (name == "validate_every") {
+      RETURN_IF_ERROR(positive(name, value, &flags.validate_every));
+    } else if (name == "save_checkpoint_secs") {
+      int64_t secs = 0;
+      RETURN_IF_ERROR(positive(name, value, &secs));
+      flags.save_checkpoint_secs = secs;
+    } else if (name == "trace_steps") {
+      RETURN_IF_ERROR(positive(name, value, &flags.trace_steps));
+    } else if (name == "replicas_to_aggregate") {
+      int64_t replicas = 0;
+      RETURN_IF_ERROR(positive(name, value, &replicas));
+      flags.replicas_to_aggregate = replicas;
+    } else if (name == "backup_workers" || name == "staleness" || name == "step_delay_ms") {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n < 0) {
+        return absl::InvalidArgumentError(
+            fmt::format("--{} '{}': expected a whole number >= 0", name, value));
+      }
+      if (name == "backup_workers") flags.backup_workers = n;
+      if (name == "staleness") flags.staleness = n;
+      if (name == "step_delay_ms") flags.step_delay_ms = n;
+    } else if (name == "sync_timeout_secs") {
+      RETURN_IF_ERROR(positive(name, value, &flags.sync_timeout_secs));
+    } else if (name == "save_checkpoint_steps") {
+      int64_t steps = 0;
+      RETURN_IF_ERROR(positive(name, value, &steps));
+      flags.save_checkpoint_steps = steps;
+    }
+  }
+  return flags;
+}
+
+}  // namespace rill::examples

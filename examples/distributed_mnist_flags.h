@@ -1,0 +1,52 @@
+// distributed_mnist's flags: the cluster flags TensorFlow's training
+// scripts take, and the training's, read as those scripts read them.
+#ifndef RILL_EXAMPLES_DISTRIBUTED_MNIST_FLAGS_H_
+#define RILL_EXAMPLES_DISTRIBUTED_MNIST_FLAGS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/data/idx_reader.h"
+
+namespace rill::examples {
+
+extern const char kDistributedMnistUsage[];
+
+struct Flags {
+  bool help = false;                           // --help: print the usage, start nothing.
+  std::map<std::string, std::string> cluster;  // ps_hosts, worker_hosts, job_name, ...
+  std::string logdir;
+  int64_t train_steps = 2000;
+  int64_t batch_size = 64;
+  float learning_rate = 0.001f;
+  std::string model = "mlp";
+  // Where a worker computes: its GPU when it has one (auto, as TensorFlow
+  // places), or the named kind.
+  std::string device = "auto";
+  std::string data_dir = kFashionMnistDir;
+  std::string curve_keys;  // A key directory: every task talks CURVE.
+  int64_t log_every = 100;
+  int64_t validate_every = 500;
+  std::optional<int64_t> save_checkpoint_secs;
+  std::optional<int64_t> save_checkpoint_steps;
+  int64_t trace_steps = 0;
+  std::optional<int64_t> replicas_to_aggregate;
+  std::optional<int64_t> backup_workers;
+  std::optional<int64_t> staleness;
+  // How long a synchronous or staleness-bounded step waits for the others.
+  int64_t sync_timeout_secs = 60;
+  // A pause before each step: a slow worker, for tests of the bounds.
+  int64_t step_delay_ms = 0;
+};
+
+// The flags in `args` (argv without the program). A flag given again
+// overrides, as TensorFlow's flags do; an unknown one is an error.
+absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args);
+
+}  // namespace rill::examples
+
+#endif  // RILL_EXAMPLES_DISTRIBUTED_MNIST_FLAGS_H_
