@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "graph/status_macros.h"
 
 namespace rill {
@@ -85,6 +86,40 @@ std::string ConstraintSummary(const std::vector<const KernelDef*>& defs) {
 }
 
 }  // namespace
+
+std::string KernelDefText(const KernelDef& def) {
+  std::string text = def.op();
+  for (const auto& [attr, types] : def.constraints()) {
+    absl::StrAppend(&text, " ", attr, "=", absl::StrJoin(types, ",", AppendTypeName));
+  }
+  return text;
+}
+
+absl::StatusOr<KernelDef> ParseKernelDefText(std::string_view text, std::string device_type) {
+  const std::vector<absl::string_view> words =
+      absl::StrSplit(absl::string_view(text.data(), text.size()), ' ', absl::SkipEmpty());
+  if (words.empty()) return absl::InvalidArgumentError("an empty kernel definition");
+  KernelDef def{std::string(words[0])};
+  def.Device(std::move(device_type));
+  for (size_t i = 1; i < words.size(); ++i) {
+    const size_t equals = words[i].find('=');
+    if (equals == std::string_view::npos || equals == 0 || equals + 1 == words[i].size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "kernel definition '%s': '%s' is not ATTR=TYPE[,TYPE...]", text, words[i]));
+    }
+    DataTypeVector types;
+    for (absl::string_view name : absl::StrSplit(words[i].substr(equals + 1), ',')) {
+      const absl::StatusOr<DataType> type = DataTypeFromString({name.data(), name.size()});
+      if (!type.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("kernel definition '%s': no type '%s'", text, name));
+      }
+      types.push_back(*type);
+    }
+    def.TypeConstraint(std::string(words[i].substr(0, equals)), std::move(types));
+  }
+  return def;
+}
 
 void KernelRegistry::Register(KernelDef def, KernelFactory factory) {
   std::string op = def.op();

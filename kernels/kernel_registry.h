@@ -63,6 +63,13 @@ class KernelDef {
   std::vector<std::pair<std::string, DataTypeVector>> constraints_;
 };
 
+// A KernelDef as one line of text, without its device type: the op, then
+// each constrained attr with its types in registration order, e.g.
+// "Cast SrcT=float DstT=half" or "AddN T=float,double".
+std::string KernelDefText(const KernelDef& def);
+// The inverse, on `device_type`; INVALID_ARGUMENT names the bad word.
+absl::StatusOr<KernelDef> ParseKernelDefText(std::string_view text, std::string device_type);
+
 // Thread safety: register everything first; lookups may then run
 // concurrently.
 class KernelRegistry {

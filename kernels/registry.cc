@@ -1,5 +1,8 @@
 #include "kernels/registry.h"
 
+#include "kernels/host_computed_kernels.h"
+#include "kernels/host_kernels.h"
+
 namespace rill {
 
 void RegisterCpuKernels(KernelRegistry& registry) {
@@ -23,6 +26,13 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);
   RegisterCpuQueueKernels(registry);
+}
+
+void RegisterGpuKernels(KernelRegistry& registry) {
+  RegisterHostKernels(registry, kDeviceGpu);
+  RegisterCudaKernels(registry);
+  // Last: only what no CUDA kernel takes.
+  RegisterHostComputedKernels(registry, kDeviceGpu);
 }
 
 void RegisterStandardKernels(KernelRegistry& registry) {

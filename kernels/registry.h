@@ -3,6 +3,9 @@
 #ifndef RILL_KERNELS_REGISTRY_H_
 #define RILL_KERNELS_REGISTRY_H_
 
+#include <string_view>
+#include <vector>
+
 #include "kernels/kernel_registry.h"
 
 namespace rill {
@@ -27,7 +30,16 @@ void RegisterSendRecvKernels(KernelRegistry& registry);        // cpu/sendrecv_o
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc
-// Every GPU kernel (cuda/gpu_kernels.cc); none without CUDA.
+// The CUDA families' kernels (cuda/gpu_kernels.cc). A build without CUDA
+// registers the same definitions (CudaKernelDefs) with kernels that fail
+// when built, so that it can still place graphs for GPUs it cannot run.
+void RegisterCudaKernels(KernelRegistry& registry);
+// Those definitions as text (KernelDefText), one per CUDA kernel; a test
+// pins them to what cuda/ registers.
+const std::vector<std::string_view>& CudaKernelDefs();  // cuda_kernel_defs.cc
+// Every GPU kernel: the CPU kernels that run unchanged on a GPU
+// (host_kernels.h), the ones computed on the host (host_computed_kernels.h),
+// and the CUDA families.
 void RegisterGpuKernels(KernelRegistry& registry);
 
 // Every CPU kernel; then the standard set: the CPU's and the GPU's.

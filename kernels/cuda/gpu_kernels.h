@@ -1,5 +1,5 @@
 // The GPU kernel families, one registration function per file under
-// kernels/cuda/; RegisterGpuKernels (registry.h) calls them all.
+// kernels/cuda/; RegisterCudaKernels (registry.h) calls them all.
 #ifndef RILL_KERNELS_CUDA_GPU_KERNELS_H_
 #define RILL_KERNELS_CUDA_GPU_KERNELS_H_
 
