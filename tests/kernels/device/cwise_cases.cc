@@ -104,6 +104,8 @@ class Builder {
     SetTolerance(c, dtype, tol);
     cases_.push_back(std::move(c));
   }
+  // TensorFlow's outputs of the case added last.
+  void Expect(std::vector<Tensor> outputs) { cases_.back().expected = std::move(outputs); }
   int seed() { return ++seed_; }
 
  private:
@@ -113,7 +115,10 @@ class Builder {
 
 const TensorShape kOdd({257});
 const TensorShape kThousand({4, 250});
+// Zero-sized dimensions first, in the middle and last.
 const TensorShape kEmpty({0, 3});
+const TensorShape kEmptyMiddle({2, 0, 5});
+const TensorShape kEmptyLast({4, 0});
 
 struct UnarySpec {
   const char* op;
@@ -150,8 +155,10 @@ void AddUnaryCases(Builder& b) {
     for (DataType t : s.types) {
       b.Add(s.op, t, "odd", s.tol, {In(Values(t, kOdd, b.seed(), s.low, s.high))});
       b.Add(s.op, t, "thousand", s.tol, {In(Values(t, kThousand, b.seed(), s.low, s.high))});
+      b.Add(s.op, t, "empty", s.tol, {In(Values(t, kEmpty, 1, 0, 1))});
     }
-    b.Add(s.op, s.types[0], "empty", s.tol, {In(Values(s.types[0], kEmpty, 1, 0, 1))});
+    b.Add(s.op, s.types[0], "empty_middle", s.tol, {In(Values(s.types[0], kEmptyMiddle, 1, 0, 1))});
+    b.Add(s.op, s.types[0], "empty_last", s.tol, {In(Values(s.types[0], kEmptyLast, 1, 0, 1))});
   }
   // Halves round to even; Rint does the same.
   const std::vector<double> halves = {-3.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49, -0.51};
@@ -165,13 +172,14 @@ void AddUnaryCases(Builder& b) {
     for (DataType t : fdh) {
       b.Add(op, t, "special", Tol::kExact, {In(FloatsOf(t, special))});
       b.Add(op, t, "odd", Tol::kExact, {In(Values(t, kOdd, b.seed(), -10, 10))});
+      b.Add(op, t, "empty", Tol::kExact, {In(Values(t, kEmptyMiddle, 1, -10, 10))});
     }
   }
 }
 
 void AddGradCases(Builder& b) {
   const std::vector<std::pair<std::string, TensorShape>> shapes = {
-      {"odd", kOdd}, {"thousand", kThousand}, {"empty", kEmpty}};
+      {"odd", kOdd}, {"thousand", kThousand}, {"empty", kEmpty}, {"empty_last", kEmptyLast}};
   for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
     for (const char* op : {"SigmoidGrad", "TanhGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"}) {
       for (const auto& [name, shape] : shapes) {
@@ -182,6 +190,8 @@ void AddGradCases(Builder& b) {
     // y away from zero: the gradient divides by it.
     b.Add("SqrtGrad", t, "odd", Tol::kArithmetic,
           {In(Random(t, kOdd, b.seed(), 0.5, 2)), In(Random(t, kOdd, b.seed()))});
+    b.Add("SqrtGrad", t, "empty", Tol::kArithmetic,
+          {In(Random(t, kEmptyMiddle, b.seed(), 0.5, 2)), In(Random(t, kEmptyMiddle, b.seed()))});
   }
   for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
     for (const auto& [name, shape] : shapes) {
@@ -192,7 +202,9 @@ void AddGradCases(Builder& b) {
 }
 
 // Operand shapes: same shape, a scalar either side, broadcasts both ways,
-// a size-1 vector against a matrix, and an empty broadcast.
+// a size-1 vector against a matrix, and empty operands: a zero-sized
+// dimension against the same, against 1 (which broadcasts to 0) and
+// against a scalar.
 struct ShapePair {
   const char* name;
   TensorShape a, b;
@@ -209,6 +221,11 @@ const std::vector<ShapePair>& BinaryShapes() {
       {"bcast_rows", TensorShape({33, 1}), TensorShape({1, 31})},
       {"bcast_5d", TensorShape({2, 1, 3, 1, 5}), TensorShape({1, 4, 1, 2, 5})},
       {"empty", TensorShape({0, 3}), TensorShape({3})},
+      {"empty_same", TensorShape({2, 0, 3}), TensorShape({2, 0, 3})},
+      {"empty_bcast_0x1_1x5", TensorShape({0, 1}), TensorShape({1, 5})},
+      {"empty_bcast_4x1_0", TensorShape({4, 1}), TensorShape({0})},
+      {"empty_scalar_left", TensorShape(), TensorShape({3, 0})},
+      {"empty_bcast_rank3", TensorShape({3, 1, 0}), TensorShape({1, 4, 1})},
   };
   return *shapes;
 }
@@ -295,6 +312,13 @@ void AddCompareCases(Builder& b) {
             {In(SmallInts(t, TensorShape({2, 3}), b.seed())),
              In(SmallInts(t, TensorShape({3}), b.seed()))},
             {{"incompatible_shape_error", MakeAttr(false)}});
+      // An empty operand against a nonempty one of another size is no
+      // broadcast either: TensorFlow's scalar answer.
+      b.Add(op, t, "incompatible_empty", Tol::kExact,
+            {In(SmallInts(t, TensorShape({0}), b.seed())),
+             In(SmallInts(t, TensorShape({3}), b.seed()))},
+            {{"incompatible_shape_error", MakeAttr(false)}});
+      b.Expect({Filled(DT_BOOL, TensorShape(), std::string(op) == "NotEqual" ? 1 : 0)});
     }
   }
   for (const char* op : {"LogicalAnd", "LogicalOr"}) {
@@ -302,9 +326,10 @@ void AddCompareCases(Builder& b) {
       b.Add(op, DT_BOOL, s.name, Tol::kExact, {In(Bools(s.a, b.seed())), In(Bools(s.b, b.seed()))});
     }
   }
-  for (const TensorShape& shape : {kOdd, kThousand, kEmpty}) {
-    b.Add("LogicalNot", DT_BOOL, std::to_string(shape.num_elements()), Tol::kExact,
-          {In(Bools(shape, b.seed()))});
+  const std::vector<std::pair<std::string, TensorShape>> shapes = {
+      {"257", kOdd}, {"1000", kThousand}, {"0", kEmpty}, {"empty_last", kEmptyLast}};
+  for (const auto& [name, shape] : shapes) {
+    b.Add("LogicalNot", DT_BOOL, name, Tol::kExact, {In(Bools(shape, b.seed()))});
   }
 }
 
@@ -318,6 +343,10 @@ void AddArrayCases(Builder& b) {
     }
     b.Add("AddN", t, "empty", Tol::kExact,
           {List({Values(t, kEmpty, 1, 0, 1), Values(t, kEmpty, 2, 0, 1)})});
+    b.Add("AddN", t, "empty_one", Tol::kExact, {List({Values(t, kEmptyLast, 1, 0, 1)})});
+    b.Add("AddN", t, "empty_three", Tol::kExact,
+          {List({Values(t, kEmptyMiddle, 1, 0, 1), Values(t, kEmptyMiddle, 2, 0, 1),
+                 Values(t, kEmptyMiddle, 3, 0, 1)})});
   }
 
   const std::vector<DataType> cast_types = {DT_FLOAT, DT_DOUBLE, DT_INT64, DT_BOOL, DT_HALF};
@@ -326,6 +355,8 @@ void AddArrayCases(Builder& b) {
       // Exact: every conversion rounds the same way on both devices.
       b.Add("Cast", from, std::string("to_") + DataTypeString(to), Tol::kExact,
             {In(Values(from, kOdd, b.seed(), -1000, 1000))}, {{"DstT", MakeAttr(to)}});
+      b.Add("Cast", from, std::string("empty_to_") + DataTypeString(to), Tol::kExact,
+            {In(Values(from, kEmptyMiddle, 1, -10, 10))}, {{"DstT", MakeAttr(to)}});
     }
   }
   b.Add("Cast", DT_FLOAT, "empty", Tol::kExact, {In(Random(DT_FLOAT, kEmpty, 1))},
@@ -335,9 +366,12 @@ void AddArrayCases(Builder& b) {
     b.Add("Fill", t, "odd", Tol::kExact, {In(Int32s({257})), In(ScalarOf(t, 3.25))});
     b.Add("Fill", t, "matrix", Tol::kExact, {In(Int32s({3, 1, 5})), In(ScalarOf(t, -2))});
     b.Add("Fill", t, "empty", Tol::kExact, {In(Int32s({0, 4})), In(ScalarOf(t, 1))});
+    b.Add("Fill", t, "empty_last", Tol::kExact, {In(Int32s({3, 5, 0})), In(ScalarOf(t, 1))});
+    b.Add("Fill", t, "empty_vector", Tol::kExact, {In(Int32s({0})), In(ScalarOf(t, 1))});
     for (const char* op : {"ZerosLike", "OnesLike"}) {
       b.Add(op, t, "odd", Tol::kExact, {In(Values(t, kOdd, b.seed(), -10, 10))});
       b.Add(op, t, "empty", Tol::kExact, {In(Values(t, kEmpty, 1, -10, 10))});
+      b.Add(op, t, "empty_middle", Tol::kExact, {In(Values(t, kEmptyMiddle, 1, -10, 10))});
     }
   }
 
@@ -355,6 +389,10 @@ void AddArrayCases(Builder& b) {
     add("rows_3d", Bools(TensorShape({3}), b.seed()), TensorShape({3, 4, 5}));
     add("vector", Bools(kOdd, b.seed()), kOdd);
     add("empty", Bools(TensorShape({0}), b.seed()), TensorShape({0, 4}));
+    add("empty_scalar", Tensor::Scalar<bool>(true), kEmptyMiddle);
+    add("empty_elementwise", Bools(kEmptyLast, b.seed()), kEmptyLast);
+    add("empty_rows", Bools(TensorShape({4}), b.seed()), kEmptyLast);
+    add("empty_rows_3d", Bools(TensorShape({2}), b.seed()), kEmptyMiddle);
   }
 }
 
@@ -371,6 +409,11 @@ void AddBiasAddCases(Builder& b) {
       {"nchw_4d", "NCHW", TensorShape({2, 3, 4, 5}), 3},
       {"nchw_3d", "NCHW", TensorShape({2, 3, 7}), 3},
       {"nhwc_empty", "NHWC", TensorShape({0, 4}), 4},
+      {"nhwc_no_channels", "NHWC", TensorShape({3, 2, 0}), 0},
+      {"nhwc_empty_image", "NHWC", TensorShape({2, 0, 3, 4}), 4},
+      {"nchw_empty_batch", "NCHW", TensorShape({0, 3, 4, 5}), 3},
+      {"nchw_no_channels", "NCHW", TensorShape({2, 0, 4, 5}), 0},
+      {"nchw_empty_image", "NCHW", TensorShape({2, 3, 0}), 3},
   };
   for (DataType t : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
     for (const Layout& l : layouts) {
@@ -391,6 +434,8 @@ void AddUpdateCases(Builder& b) {
               {Ref(Values(t, kOdd, b.seed(), -10, 10)), In(Values(t, kOdd, b.seed(), -10, 10))},
               {{"use_locking", MakeAttr(locking)}});
       }
+      b.Add(op, t, "empty", Tol::kExact,
+            {Ref(Values(t, kEmptyMiddle, 1, -10, 10)), In(Values(t, kEmptyMiddle, 2, -10, 10))});
     }
   }
   for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
@@ -417,6 +462,23 @@ void AddUpdateCases(Builder& b) {
     }
     b.Add("ApplyGradientDescent", t, "empty", Tol::kArithmetic,
           {Ref(Random(t, kEmpty, 1)), In(ScalarOf(t, 0.1)), In(Random(t, kEmpty, 2))});
+    b.Add("ApplyGradientDescent", t, "empty_middle", Tol::kArithmetic,
+          {Ref(Random(t, kEmptyMiddle, 1)), In(ScalarOf(t, 0.1)), In(Random(t, kEmptyMiddle, 2))},
+          {{"use_locking", MakeAttr(true)}});
+    for (bool nesterov : {false, true}) {
+      const std::string name = nesterov ? "empty_nesterov" : "empty";
+      const Attrs attrs = {{"use_nesterov", MakeAttr(nesterov)}};
+      b.Add("ApplyMomentum", t, name, Tol::kArithmetic,
+            {Ref(Random(t, kEmptyLast, 1)), Ref(Random(t, kEmptyLast, 2)), In(ScalarOf(t, 0.05)),
+             In(Random(t, kEmptyLast, 3)), In(ScalarOf(t, 0.9))},
+            attrs);
+      b.Add("ApplyAdam", t, name, Tol::kTranscendental,
+            {Ref(Random(t, kEmptyMiddle, 1)), Ref(Random(t, kEmptyMiddle, 2)),
+             Ref(Random(t, kEmptyMiddle, 3, 0, 1)), In(ScalarOf(t, 0.9 * 0.9)),
+             In(ScalarOf(t, 0.999 * 0.999)), In(ScalarOf(t, 0.01)), In(ScalarOf(t, 0.9)),
+             In(ScalarOf(t, 0.999)), In(ScalarOf(t, 1e-7)), In(Random(t, kEmptyMiddle, 4))},
+            attrs);
+    }
   }
 }
 

@@ -14,6 +14,9 @@ std::vector<DeviceCase> CwiseCases();      // cwise_cases.cc: element-wise, Appl
 std::vector<DeviceCase> ReductionCases();  // reduction_cases.cc: reductions, softmax losses
 std::vector<DeviceCase> TransformCases();  // transform_cases.cc: shapes and data movement
 std::vector<DeviceCase> LibraryCases();    // library_cases.cc: cuBLAS, cuDNN, cuRAND
+// host_computed_cases.cc: Where, DynamicStitch, the other kernels computed
+// on the host.
+std::vector<DeviceCase> HostComputedCases();
 
 }  // namespace rill::testing
 

@@ -23,6 +23,8 @@ INSTANTIATE_TEST_SUITE_P(Cwise, DeviceKernels, ::testing::ValuesIn(CwiseCases())
 INSTANTIATE_TEST_SUITE_P(Reduction, DeviceKernels, ::testing::ValuesIn(ReductionCases()), CaseName);
 INSTANTIATE_TEST_SUITE_P(Transform, DeviceKernels, ::testing::ValuesIn(TransformCases()), CaseName);
 INSTANTIATE_TEST_SUITE_P(Library, DeviceKernels, ::testing::ValuesIn(LibraryCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(HostComputed, DeviceKernels, ::testing::ValuesIn(HostComputedCases()),
+                         CaseName);
 
 // Registrations per op, GPU kernels only.
 std::map<std::string, int> GpuRegistrations(const KernelRegistry& registry) {
@@ -37,14 +39,15 @@ TEST(DeviceKernelTable, EveryGpuKernelHasACase) {
   // What RegisterHostKernels reuses from the CPU needs no case of its own,
   // nor what the CPU's files register for the GPU too, which never compute
   // on elements (_Send and _Recv: sendrecv_test; the variables:
-  // tests/runtime/gpu_session_test).
+  // tests/runtime/gpu_session_test), nor VarIsInitializedOp, whose resource
+  // handle no case can hold (host_computed_kernels_test).
   KernelRegistry host_only;
   RegisterCpuKernels(host_only);
   RegisterHostKernels(host_only, kDeviceGpu);
   const std::map<std::string, int> host = GpuRegistrations(host_only);
-  std::set<std::string> covered;
-  for (const auto& cases :
-       {StateCases(), CwiseCases(), ReductionCases(), TransformCases(), LibraryCases()}) {
+  std::set<std::string> covered = {"VarIsInitializedOp"};
+  for (const auto& cases : {StateCases(), CwiseCases(), ReductionCases(), TransformCases(),
+                            LibraryCases(), HostComputedCases()}) {
     for (const std::string& op : OpsOf(cases)) covered.insert(op);
   }
   for (const auto& [op, count] : GpuRegistrations(StandardKernels())) {

@@ -133,10 +133,44 @@ Tensor ScalarOf(DataType dtype, double v) {
   }
 }
 
+Tensor Filled(DataType dtype, const TensorShape& shape, double v) {
+  Tensor t(dtype, shape);
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    switch (dtype) {
+      case DT_FLOAT:
+        t.data<float>()[i] = static_cast<float>(v);
+        break;
+      case DT_DOUBLE:
+        t.data<double>()[i] = v;
+        break;
+      case DT_HALF:
+        t.data<half>()[i] = static_cast<half>(v);
+        break;
+      case DT_INT32:
+        t.data<int32_t>()[i] = static_cast<int32_t>(v);
+        break;
+      case DT_INT64:
+        t.data<int64_t>()[i] = static_cast<int64_t>(v);
+        break;
+      default:
+        t.data<bool>()[i] = v != 0;
+        break;
+    }
+  }
+  return t;
+}
+
 void RunOnEveryDevice(const DeviceCase& c) {
   std::vector<std::unique_ptr<Tensor>> cpu_vars;
   const KernelTester cpu_tester = MakeTester(c, kDeviceCpu, &cpu_vars);
   ASSERT_OK_AND_ASSIGN(const std::vector<Tensor> cpu, cpu_tester.Run());
+  if (!c.expected.empty()) {
+    ASSERT_EQ(cpu.size(), c.expected.size());
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      EXPECT_THAT(cpu[i], TensorNear(c.expected[i], c.atol, c.rtol))
+          << "CPU output " << i << " against TensorFlow's";
+    }
+  }
 
   const Gpus& gpus = TestGpus();
   if (gpus.devices.empty()) GTEST_SKIP() << "no GPU to run " << c.op << " on: " << gpus.why_none;

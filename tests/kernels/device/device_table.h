@@ -1,6 +1,7 @@
 // The device kernel table: each case runs one op on the CPU and on every
 // GPU of the process and compares the outputs, op by op, within the case's
-// tolerance. Without a GPU the CPU half still runs and the rest skips.
+// tolerance. Without a GPU the CPU half still runs (and is checked against
+// the case's expected outputs, where it has them) and the rest skips.
 #ifndef RILL_TESTS_KERNELS_DEVICE_DEVICE_TABLE_H_
 #define RILL_TESTS_KERNELS_DEVICE_DEVICE_TABLE_H_
 
@@ -39,6 +40,10 @@ struct DeviceCase {
   // [low, high] of their values are compared.
   bool random_output = false;
   double low = 0, high = 0;
+  // TensorFlow's outputs, where a case pins them (empty inputs, whose
+  // results are identities and zeros): the CPU's outputs must match them
+  // within the tolerance, in order. Empty: only the devices are compared.
+  std::vector<Tensor> expected = {};
 };
 
 // Random values of `dtype` in [low, high), never exactly zero (a zero
@@ -55,8 +60,13 @@ Tensor Int32s(std::vector<int32_t> values);
 // (true for v != 0).
 Tensor ScalarOf(DataType dtype, double v);
 
-// Runs `c` on the CPU (which must succeed), then on each GPU, and expects
-// the same outputs. GTEST_SKIP, saying why, when the process has no GPU.
+// A tensor of `dtype` (float, double, half, int32, int64 or bool) and
+// `shape` with every element `v`.
+Tensor Filled(DataType dtype, const TensorShape& shape, double v);
+
+// Runs `c` on the CPU (which must succeed and give c.expected, if any),
+// then on each GPU, and expects the same outputs. GTEST_SKIP, saying why,
+// when the process has no GPU.
 void RunOnEveryDevice(const DeviceCase& c);
 
 // The op names of the cases, for the check that every GPU kernel has one.

@@ -1,6 +1,9 @@
 // The device table's cases for the kernels built on NVIDIA's libraries:
 // matrix products (cuBLAS), convolutions, pooling and softmax (cuDNN), and
-// random draws (cuRAND).
+// random draws (cuRAND). Every family has cases with a zero-sized
+// dimension; where a sum then has no terms the result is zeros, which the
+// CPU is held to.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -26,6 +29,13 @@ const char* TypeName(DataType dtype) { return dtype == DT_DOUBLE ? "double" : "f
 
 // Matrix products.
 
+// An output of `shape` whose elements are sums of no terms is zeros; else
+// nothing is expected.
+std::vector<Tensor> ZerosIf(bool no_terms, DataType dtype, const TensorShape& shape) {
+  if (!no_terms) return {};
+  return {Filled(dtype, shape, 0)};
+}
+
 void AddMatMul(std::vector<DeviceCase>& cases, const std::string& name, DataType dtype,
                const TensorShape& a, const TensorShape& b, bool transpose_a, bool transpose_b) {
   const double tol = Tolerance(dtype, 1e-4);
@@ -35,6 +45,8 @@ void AddMatMul(std::vector<DeviceCase>& cases, const std::string& name, DataType
                    {In(Random(dtype, a, 1)), In(Random(dtype, b, 2))},
                    tol,
                    tol});
+  const TensorShape out({a.dim_size(transpose_a ? 1 : 0), b.dim_size(transpose_b ? 0 : 1)});
+  cases.back().expected = ZerosIf(a.dim_size(transpose_a ? 0 : 1) == 0, dtype, out);
 }
 
 void AddBatchMatMul(std::vector<DeviceCase>& cases, const std::string& name, DataType dtype,
@@ -46,6 +58,19 @@ void AddBatchMatMul(std::vector<DeviceCase>& cases, const std::string& name, Dat
                    {In(Random(dtype, x, 3)), In(Random(dtype, y, 4))},
                    tol,
                    tol});
+  const int xr = x.dims() - 2, yr = y.dims() - 2;
+  const int64_t inner = x.dim_size(adj_x ? xr : xr + 1);
+  if (inner != 0) return;
+  // The broadcast batch dimensions, then rows and columns.
+  std::vector<int64_t> dims(std::max(xr, yr), 1);
+  for (int i = 0; i < xr; ++i) dims[dims.size() - xr + i] = x.dim_size(i);
+  for (int i = 0; i < yr; ++i) {
+    int64_t& d = dims[dims.size() - yr + i];
+    if (d == 1) d = y.dim_size(i);
+  }
+  dims.push_back(x.dim_size(adj_x ? xr + 1 : xr));
+  dims.push_back(y.dim_size(adj_y ? yr : yr + 1));
+  cases.back().expected = {Filled(dtype, TensorShape(absl::MakeConstSpan(dims)), 0)};
 }
 
 void AddMatMulCases(std::vector<DeviceCase>& cases) {
@@ -57,6 +82,10 @@ void AddMatMulCases(std::vector<DeviceCase>& cases) {
     AddMatMul(cases, "TransposeB", t, {3, 5}, {7, 5}, false, true);
     AddMatMul(cases, "TransposeBoth", t, {33, 257}, {65, 33}, true, true);
     AddMatMul(cases, "EmptyInner", t, {3, 0}, {0, 4}, false, false);
+    AddMatMul(cases, "EmptyInnerTransposeA", t, {0, 3}, {0, 4}, true, false);
+    AddMatMul(cases, "EmptyInnerTransposeB", t, {3, 0}, {4, 0}, false, true);
+    AddMatMul(cases, "EmptyRowsTransposeBoth", t, {5, 0}, {7, 5}, true, true);
+    AddMatMul(cases, "AllEmpty", t, {0, 0}, {0, 0}, false, false);
 
     AddBatchMatMul(cases, "SameBatch", t, {4, 3, 5}, {4, 5, 2}, false, false);
     AddBatchMatMul(cases, "OneMatrixY", t, {2, 3, 7, 5}, {5, 4}, false, false);
@@ -64,11 +93,19 @@ void AddMatMulCases(std::vector<DeviceCase>& cases) {
     AddBatchMatMul(cases, "CrossBroadcast", t, {2, 1, 3, 5}, {1, 3, 5, 4}, false, false);
     AddBatchMatMul(cases, "Adjoints", t, {3, 5, 3}, {3, 4, 5}, true, true);
     AddBatchMatMul(cases, "EmptyInner", t, {2, 3, 0}, {2, 0, 4}, false, false);
+    AddBatchMatMul(cases, "EmptyInnerBroadcast", t, {1, 3, 0}, {2, 0, 4}, false, false);
+    AddBatchMatMul(cases, "EmptyInnerAdjoints", t, {2, 0, 3}, {4, 0}, true, true);
+    AddBatchMatMul(cases, "EmptyRows", t, {2, 0, 5}, {2, 5, 3}, false, false);
+    AddBatchMatMul(cases, "EmptyCols", t, {2, 3, 5}, {1, 5, 0}, false, false);
+    AddBatchMatMul(cases, "EmptyBatchBroadcastsOne", t, {1, 3, 5}, {0, 5, 2}, false, false);
+    AddBatchMatMul(cases, "EmptyBatchRank4", t, {0, 1, 3, 5}, {4, 5, 2}, false, false);
   }
   // The MLP's first layer.
   AddMatMul(cases, "Mlp64x784_784x128", DT_FLOAT, {64, 784}, {784, 128}, false, false);
-  AddMatMul(cases, "EmptyRows", DT_FLOAT, {0, 4}, {4, 3}, false, false);
-  AddMatMul(cases, "EmptyCols", DT_FLOAT, {4, 3}, {3, 0}, false, false);
+  for (DataType t : {DT_FLOAT, DT_DOUBLE}) {
+    AddMatMul(cases, "EmptyRows", t, {0, 4}, {4, 3}, false, false);
+    AddMatMul(cases, "EmptyCols", t, {4, 3}, {3, 0}, false, false);
+  }
   AddBatchMatMul(cases, "EmptyBatch", DT_FLOAT, {0, 3, 5}, {5, 2}, false, false);
   AddBatchMatMul(cases, "AdjointCrossBroadcast", DT_FLOAT, {3, 1, 5, 3}, {2, 4, 5}, true, true);
 }
@@ -128,24 +165,32 @@ void AddConv(std::vector<DeviceCase>& cases, const ConvShape& c, DataType dtype)
     for (int64_t d : s.dim_sizes()) v.push_back(static_cast<int32_t>(d));
     return Int32s(v);
   };
+  // Each output element sums over what the other two operands share:
+  // none of it (zeros) when one of them is empty.
+  const auto no_terms = [&](const TensorShape& a, const TensorShape& b) {
+    return a.num_elements() == 0 || b.num_elements() == 0;
+  };
   cases.push_back({"Conv2D_" + suffix,
                    "Conv2D",
                    ConvAttrs(c),
                    {In(Random(dtype, c.input, 5)), In(Random(dtype, c.filter, 6))},
                    tol,
                    tol});
+  cases.back().expected = ZerosIf(no_terms(c.input, c.filter), dtype, out);
   cases.push_back({"Conv2DBackpropInput_" + suffix,
                    "Conv2DBackpropInput",
                    ConvAttrs(c),
                    {In(sizes(c.input)), In(Random(dtype, c.filter, 7)), In(Random(dtype, out, 8))},
                    tol,
                    tol});
+  cases.back().expected = ZerosIf(no_terms(out, c.filter), dtype, c.input);
   cases.push_back({"Conv2DBackpropFilter_" + suffix,
                    "Conv2DBackpropFilter",
                    ConvAttrs(c),
                    {In(Random(dtype, c.input, 9)), In(sizes(c.filter)), In(Random(dtype, out, 10))},
                    tol,
                    tol});
+  cases.back().expected = ZerosIf(no_terms(c.input, out), dtype, c.filter);
 }
 
 void AddConvCases(std::vector<DeviceCase>& cases) {
@@ -166,11 +211,24 @@ void AddConvCases(std::vector<DeviceCase>& cases) {
       {"1x1", {2, 5, 5, 7}, {1, 1, 7, 3}},
       {"3x3_Explicit", {1, 6, 7, 2}, {3, 3, 2, 3}, 2, 1, 1, 1, "EXPLICIT", {1, 2, 0, 1}},
       {"EmptyBatch", {0, 5, 5, 2}, {3, 3, 2, 3}},
+      {"EmptyBatch_Stride2_Valid", {0, 7, 7, 2}, {3, 3, 2, 3}, 2, 2, 1, 1, "VALID"},
+      // No input channels: the output sums nothing. No output channels:
+      // the input's gradient sums nothing.
+      {"NoInputChannels", {2, 5, 5, 0}, {3, 3, 0, 4}},
+      {"NoOutputChannels", {2, 5, 5, 3}, {3, 3, 3, 0}},
+      {"NoChannels_Stride2_Valid", {1, 7, 6, 0}, {3, 2, 0, 0}, 2, 2, 1, 1, "VALID"},
+      // An empty image, and a window larger than the image (VALID: no
+      // output position).
+      {"EmptyImage", {2, 0, 4, 2}, {3, 3, 2, 3}},
+      {"WindowLargerThanImage_Valid", {2, 2, 2, 3}, {3, 3, 3, 4}, 1, 1, 1, 1, "VALID"},
       // The MNIST CNN's first layer; its filter gradient sums 3136 terms.
       {"MnistCnn5x5", {4, 28, 28, 1}, {5, 5, 1, 32}, 1, 1, 1, 1, "SAME", {}, 1e-3},
   };
   for (const ConvShape& c : shapes) AddConv(cases, c, DT_FLOAT);
   for (int i : {2, 3, 8, 11}) AddConv(cases, shapes[i], DT_DOUBLE);
+  for (const ConvShape& c : shapes) {
+    if (c.input.num_elements() == 0 || c.filter.num_elements() == 0) AddConv(cases, c, DT_DOUBLE);
+  }
 }
 
 // Pooling.
@@ -220,6 +278,8 @@ void AddPool(std::vector<DeviceCase>& cases, const PoolShape& p, DataType dtype)
                    {In(input), In(orig_output), In(Random(dtype, orig_output.shape(), 12))},
                    tol,
                    tol});
+  // No window: nothing flows back.
+  cases.back().expected = ZerosIf(orig_output.NumElements() == 0, dtype, p.input);
   if (p.padding != "EXPLICIT") {
     cases.push_back({"AvgPool_" + suffix, "AvgPool", PoolAttrs(p), {In(input)}, tol, tol});
   }
@@ -237,17 +297,25 @@ void AddPoolCases(std::vector<DeviceCase>& cases) {
       {"3x2_Stride1x2_Same", {1, 5, 6, 33}, 3, 2, 1, 2, "SAME"},
       {"3x3_Stride1_Explicit", {1, 5, 6, 2}, 3, 3, 1, 1, "EXPLICIT", {1, 2, 0, 1}},
       {"EmptyBatch", {0, 4, 4, 2}, 2, 2, 2, 2, "SAME"},
+      {"EmptyBatch_Valid", {0, 5, 5, 3}, 3, 3, 1, 1, "VALID"},
+      {"NoChannels", {2, 4, 4, 0}, 2, 2, 2, 2, "SAME"},
+      {"EmptyImage", {2, 0, 5, 3}, 2, 2, 2, 2, "SAME"},
+      // No window fits: an empty output, and a zero gradient.
+      {"WindowLargerThanImage_Valid", {2, 2, 3, 3}, 3, 3, 1, 1, "VALID"},
   };
   for (const PoolShape& p : shapes) AddPool(cases, p, DT_FLOAT);
   for (int i : {2, 4}) AddPool(cases, shapes[i], DT_DOUBLE);
+  for (const PoolShape& p : shapes) {
+    if (p.input.num_elements() == 0) AddPool(cases, p, DT_DOUBLE);
+  }
 }
 
 // Softmax.
 
 void AddSoftmaxCases(std::vector<DeviceCase>& cases) {
   const std::vector<std::pair<std::string, TensorShape>> shapes = {
-      {"64x10", {64, 10}}, {"3x1000", {3, 1000}},  {"2x3x5", {2, 3, 5}},
-      {"Vector7", {7}},    {"Empty0x10", {0, 10}},
+      {"64x10", {64, 10}},    {"3x1000", {3, 1000}},    {"2x3x5", {2, 3, 5}},      {"Vector7", {7}},
+      {"Empty0x10", {0, 10}}, {"NoClasses3x0", {3, 0}}, {"Empty2x0x4", {2, 0, 4}},
   };
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (const auto& [name, shape] : shapes) {
@@ -260,6 +328,12 @@ void AddSoftmaxCases(std::vector<DeviceCase>& cases) {
                      op,
                      {},
                      {In(Random(DT_DOUBLE, TensorShape({64, 10}), 14, -5.0, 5.0))},
+                     1e-10,
+                     1e-10});
+    cases.push_back({std::string(op) + "_Empty0x10_double",
+                     op,
+                     {},
+                     {In(Random(DT_DOUBLE, TensorShape({0, 10}), 14, -5.0, 5.0))},
                      1e-10,
                      1e-10});
   }
@@ -277,7 +351,8 @@ void AddRandomCases(std::vector<DeviceCase>& cases) {
                         {"RandomStandardNormal", -10.0, 10.0},
                         {"TruncatedNormal", -2.0, 2.0}};
   const std::vector<std::pair<std::string, std::vector<int32_t>>> shapes = {
-      {"1000", {1000}}, {"3x7", {3, 7}}, {"Empty", {0}}, {"Scalar", {}}};
+      {"1000", {1000}}, {"3x7", {3, 7}},      {"Empty", {0}},
+      {"Scalar", {}},   {"Empty3x0", {3, 0}}, {"Empty2x0x4", {2, 0, 4}}};
   for (const Dist& d : dists) {
     for (DataType dtype : {DT_FLOAT, DT_DOUBLE}) {
       for (const auto& [name, shape] : shapes) {

@@ -1,8 +1,10 @@
 // Device table cases for the reductions (Sum, Mean, Prod, Max, Min,
 // ArgMax, ArgMin), the softmax cross-entropy losses and BiasAddGrad: every
 // GPU type, rows, columns, several reduced runs, empty and long
-// reductions, and 1-sized dimensions.
+// reductions, and 1-sized dimensions. A reduction over nothing gives
+// TensorFlow's identity of the op, which the CPU is held to.
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -55,6 +57,45 @@ struct Shape {
   int64_t count = 1;  // Elements reduced into each output, for tolerances.
 };
 
+// What TensorFlow's `op` gives for each output that reduces no element:
+// 0 for Sum, 1 for Prod, NaN for a float Mean and 0 for an integer one,
+// -inf and +inf for a float Max and Min, the lowest and highest integer
+// for an integer one.
+Tensor EmptyReduction(const std::string& op, DataType dtype, const TensorShape& shape) {
+  if (op == "Sum") return Filled(dtype, shape, 0);
+  if (op == "Prod") return Filled(dtype, shape, 1);
+  if (dtype != DT_INT64) {
+    const double inf = std::numeric_limits<double>::infinity();
+    if (op == "Mean") return Filled(dtype, shape, std::numeric_limits<double>::quiet_NaN());
+    return Filled(dtype, shape, op == "Max" ? -inf : inf);
+  }
+  Tensor t = Filled(DT_INT64, shape, 0);
+  const int64_t v = op == "Max"   ? std::numeric_limits<int64_t>::lowest()
+                    : op == "Min" ? std::numeric_limits<int64_t>::max()
+                                  : 0;
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<int64_t>()[i] = v;
+  return t;
+}
+
+// The output shape of reducing `s`.
+TensorShape ReducedShapeOf(const Shape& s) {
+  const int rank = s.shape.dims();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t i = 0; i < s.axes.NumElements(); ++i) {
+    const int32_t axis = s.axes.data<int32_t>()[i];
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  }
+  TensorShape out;
+  for (int i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      out.AddDim(s.shape.dim_size(i));
+    } else if (s.keep_dims) {
+      out.AddDim(1);
+    }
+  }
+  return out;
+}
+
 std::vector<Shape> ReductionShapes() {
   return {
       {"rows", {257, 33}, Int32s({1}), false, 33},
@@ -72,6 +113,14 @@ std::vector<Shape> ReductionShapes() {
       {"empty_reduction", {3, 0}, Int32s({1}), false, 0},
       {"empty_reduction_two_runs", {0, 3, 4}, Int32s({0, 2}), true, 0},
       {"empty_output", {0, 4}, Int32s({1}), false, 4},
+      {"empty_columns", {0, 5}, Int32s({0}), false, 0},
+      {"empty_middle_run", {2, 0, 3}, Int32s({1}), false, 0},
+      {"empty_middle_kept", {2, 0, 3}, Int32s({0, 2}), false, 6},
+      {"empty_all_axes", {4, 0, 3}, Int32s({0, 1, 2}), false, 0},
+      {"empty_all_axes_keep_dims", {0, 3}, Int32s({0, 1}), true, 0},
+      {"empty_no_axes", {3, 0}, Int32s({}), false, 1},
+      {"empty_vector", {0}, Tensor::Scalar<int32_t>(0), false, 0},
+      {"empty_alternating_runs", {2, 3, 0, 5, 6}, Int32s({1, 2, 4}), true, 0},
       {"long_rows", {3, 20000}, Int32s({1}), false, 20000},
       {"long_columns", {20000, 3}, Int32s({0}), false, 20000},
       {"long_all", {50, 50, 40}, Int32s({0, 1, 2}), false, 100000},
@@ -90,6 +139,7 @@ void AddReductions(std::vector<DeviceCase>& cases) {
         if (s.keep_dims) c.attrs.emplace_back("keep_dims", MakeAttr(true));
         c.args = {In(ValuesFor(op, dtype, s.shape, ++seed)), In(s.axes)};
         SetTolerance(c, dtype, s.count);
+        if (s.count == 0) c.expected = {EmptyReduction(op, dtype, ReducedShapeOf(s))};
         cases.push_back(std::move(c));
       }
     }
@@ -119,9 +169,11 @@ void AddArgReductions(std::vector<DeviceCase>& cases) {
     int32_t dim;
   };
   const std::vector<ArgShape> shapes = {
-      {"rows", {257, 33}, 1},          {"columns", {257, 33}, 0},   {"middle", {3, 40, 5}, 1},
-      {"negative_dim", {3, 4, 5}, -1}, {"batch_1", {1, 1000}, 1},   {"unit_axis", {5, 1}, 1},
-      {"vector", {4099}, 0},           {"empty_output", {0, 3}, 1},
+      {"rows", {257, 33}, 1},     {"columns", {257, 33}, 0},
+      {"middle", {3, 40, 5}, 1},  {"negative_dim", {3, 4, 5}, -1},
+      {"batch_1", {1, 1000}, 1},  {"unit_axis", {5, 1}, 1},
+      {"vector", {4099}, 0},      {"empty_output", {0, 3}, 1},
+      {"empty_inner", {3, 0}, 0}, {"empty_outer_3d", {0, 4, 2}, 1},
   };
   int seed = 500;
   for (const char* op : {"ArgMax", "ArgMin"}) {
@@ -170,6 +222,9 @@ void AddSoftmaxLosses(std::vector<DeviceCase>& cases) {
       {"batch_1", {1, 10}},      {"odd", {3, 7}},       {"batch_257", {257, 33}},
       {"long_rows", {4, 10000}}, {"one_class", {5, 1}}, {"empty_batch", {0, 5}},
   };
+  // With no class a row's loss sums nothing: 0, as in TensorFlow. (The
+  // sparse loss has no label to name then; both devices reject it.)
+  const TensorShape no_classes({3, 0});
   int seed = 900;
   for (DataType dtype : {DT_FLOAT, DT_DOUBLE}) {
     const double tol = dtype == DT_FLOAT ? 1e-5 : 1e-12;
@@ -197,6 +252,12 @@ void AddSoftmaxLosses(std::vector<DeviceCase>& cases) {
         cases.push_back(std::move(s));
       }
     }
+    DeviceCase c;
+    c.name = "SoftmaxCrossEntropyWithLogits_" + DataTypeString(dtype) + "_no_classes";
+    c.op = "SoftmaxCrossEntropyWithLogits";
+    c.args = {In(Random(dtype, no_classes, ++seed)), In(Random(dtype, no_classes, ++seed))};
+    c.expected = {Filled(dtype, TensorShape({3}), 0), Filled(dtype, no_classes, 0)};
+    cases.push_back(std::move(c));
   }
 }
 
@@ -207,11 +268,22 @@ void AddBiasAddGrad(std::vector<DeviceCase>& cases) {
     const char* format;
   };
   const std::vector<BiasShape> shapes = {
-      {"nhwc", {2, 3, 4, 5}, "NHWC"},           {"nchw", {2, 3, 4, 5}, "NCHW"},
-      {"nhwc_matrix", {257, 33}, "NHWC"},       {"nchw_3d", {3, 4, 7}, "NCHW"},
-      {"nhwc_unit_dims", {1, 1, 1, 6}, "NHWC"}, {"nchw_unit_image", {3, 6, 1, 1}, "NCHW"},
-      {"nchw_batch_1", {1, 8, 5, 5}, "NCHW"},   {"nhwc_empty_batch", {0, 4}, "NHWC"},
-      {"nhwc_long", {20000, 3}, "NHWC"},        {"nchw_long_image", {2, 3, 100, 100}, "NCHW"},
+      {"nhwc", {2, 3, 4, 5}, "NHWC"},
+      {"nchw", {2, 3, 4, 5}, "NCHW"},
+      {"nhwc_matrix", {257, 33}, "NHWC"},
+      {"nchw_3d", {3, 4, 7}, "NCHW"},
+      {"nhwc_unit_dims", {1, 1, 1, 6}, "NHWC"},
+      {"nchw_unit_image", {3, 6, 1, 1}, "NCHW"},
+      {"nchw_batch_1", {1, 8, 5, 5}, "NCHW"},
+      {"nhwc_empty_batch", {0, 4}, "NHWC"},
+      {"nhwc_long", {20000, 3}, "NHWC"},
+      {"nchw_long_image", {2, 3, 100, 100}, "NCHW"},
+      // A sum of nothing per channel (0), and no channels at all.
+      {"nchw_empty_batch", {0, 3, 4, 5}, "NCHW"},
+      {"nchw_empty_image", {2, 3, 0, 4}, "NCHW"},
+      {"nhwc_empty_image", {2, 0, 3, 4}, "NHWC"},
+      {"nhwc_no_channels", {5, 0}, "NHWC"},
+      {"nchw_no_channels", {2, 0, 3, 3}, "NCHW"},
   };
   int seed = 1300;
   for (DataType dtype : {DT_FLOAT, DT_DOUBLE, DT_INT64}) {
@@ -222,6 +294,10 @@ void AddBiasAddGrad(std::vector<DeviceCase>& cases) {
       c.attrs = {{"data_format", MakeAttr(s.format)}};
       c.args = {In(ValuesFor("Sum", dtype, s.shape, ++seed))};
       SetTolerance(c, dtype, s.shape.num_elements());
+      if (s.shape.num_elements() == 0) {
+        const int channel = std::string(s.format) == "NCHW" ? 1 : s.shape.dims() - 1;
+        c.expected = {Filled(dtype, TensorShape({s.shape.dim_size(channel)}), 0)};
+      }
       cases.push_back(std::move(c));
     }
   }

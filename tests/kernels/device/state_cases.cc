@@ -30,6 +30,10 @@ std::vector<DeviceCase> StateCases() {
       ConstCase("ConstInt32StaysOnTheHost", RandomInts(DT_INT32, TensorShape({4}), 4, -9, 9)),
       ConstCase("ConstBool", flags),
       ConstCase("ConstEmpty", Tensor(DT_FLOAT, TensorShape({0, 3}))),
+      ConstCase("ConstEmptyDoubleMiddle", Tensor(DT_DOUBLE, TensorShape({2, 0, 4}))),
+      ConstCase("ConstEmptyInt64Last", Tensor(DT_INT64, TensorShape({3, 0}))),
+      ConstCase("ConstEmptyBoolVector", Tensor(DT_BOOL, TensorShape({0}))),
+      ConstCase("ConstEmptyInt32StaysOnTheHost", Tensor(DT_INT32, TensorShape({0, 2}))),
   };
 }
 

@@ -69,6 +69,8 @@ void AddTransposeAndTile(Builder& b, DataType t) {
       {"identity", {4, 5}, {0, 1}},
       {"scalar", TensorShape(), {}},
       {"empty", {0, 3}, {1, 0}},
+      {"empty_middle", {2, 0, 3}, {2, 0, 1}},
+      {"empty_last_rank4", {2, 3, 4, 0}, {3, 1, 2, 0}},
       {"rank5", {2, 3, 1, 4, 5}, {4, 2, 0, 3, 1}},
       {"batch_1_nhwc_to_nchw", {1, 7, 9, 3}, {0, 3, 1, 2}},
   };
@@ -76,9 +78,15 @@ void AddTransposeAndTile(Builder& b, DataType t) {
     b.Add("Transpose", t, name, {In(b.X(t, shape)), In(Int32s(perm))});
   }
   const std::vector<std::tuple<std::string, TensorShape, std::vector<int32_t>>> tiles = {
-      {"rows", {2, 3}, {2, 1}},          {"vector", {3}, {5}},     {"rank3", {2, 1, 3}, {1, 4, 2}},
-      {"zero_multiple", {2, 3}, {0, 2}}, {"unit_257", {1}, {257}}, {"identity", {4, 5}, {1, 1}},
+      {"rows", {2, 3}, {2, 1}},
+      {"vector", {3}, {5}},
+      {"rank3", {2, 1, 3}, {1, 4, 2}},
+      {"zero_multiple", {2, 3}, {0, 2}},
+      {"unit_257", {1}, {257}},
+      {"identity", {4, 5}, {1, 1}},
       {"empty_input", {0, 2}, {3, 2}},
+      {"empty_inner", {3, 0}, {2, 3}},
+      {"empty_middle_zero_multiple", {2, 0, 3}, {1, 2, 0}},
   };
   for (const auto& [name, shape, multiples] : tiles) {
     b.Add("Tile", t, name, {In(b.X(t, shape)), In(Int32s(multiples))});
@@ -89,9 +97,15 @@ void AddSlices(Builder& b, DataType t) {
   const std::vector<
       std::tuple<std::string, TensorShape, std::vector<int32_t>, std::vector<int32_t>>>
       slices = {
-          {"box", {5, 6, 7}, {1, 2, 3}, {2, -1, 3}}, {"whole_rows_view", {6, 4}, {2, 0}, {3, -1}},
-          {"empty", {4, 5}, {1, 1}, {0, 2}},         {"vector_257", {257}, {5}, {200}},
+          {"box", {5, 6, 7}, {1, 2, 3}, {2, -1, 3}},
+          {"whole_rows_view", {6, 4}, {2, 0}, {3, -1}},
+          {"empty", {4, 5}, {1, 1}, {0, 2}},
+          {"vector_257", {257}, {5}, {200}},
           {"inner_column", {9, 8}, {0, 7}, {9, 1}},
+          {"empty_input", {0, 5}, {0, 1}, {0, 2}},
+          {"empty_input_rows_view", {4, 0}, {1, 0}, {2, 0}},
+          {"all_of_empty", {3, 0, 2}, {0, 0, 0}, {-1, -1, -1}},
+          {"empty_last", {3, 4}, {1, 4}, {2, 0}},
       };
   for (const auto& [name, shape, begin, size] : slices) {
     b.Add("Slice", t, name, {In(b.X(t, shape)), In(Int32s(begin)), In(Int32s(size))});
@@ -155,6 +169,11 @@ void AddSlices(Builder& b, DataType t) {
       {"negative_step3", {31, 5}, {-1, 4}, {0, 0}, {-3, -2}, 0b00, 0b10},
       {"shrink_to_scalar", {4, 5}, {2, -1}, {3, 0}, {1, 1}, 0, 0, 0, 0, 0b11},
       {"unit_dims", {1, 6, 1}, {0, 1, 0}, {1, 5, 1}, {1, 2, 1}},
+      {"empty_input", {0, 4}, {0, 1}, {0, 3}, {1, 1}, 0b01, 0b01},
+      {"empty_input_reversed", {3, 0}, {0, 0}, {0, 0}, {-1, 1}, 0b11, 0b11},
+      {"empty_input_step2", {2, 0, 5}, {0, 0, 0}, {0, 0, 5}, {1, 1, 2}, 0b011, 0b011},
+      {"empty_input_newaxis", {2, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 0b011, 0b011, 0, 0b100},
+      {"empty_shrink_rest", {2, 0, 3}, {1}, {2}, {1}, 0, 0, 0, 0, 0b1},
   };
   for (const Strided& s : strided) {
     b.Add("StridedSlice", t, s.name,
@@ -174,6 +193,11 @@ void AddJoinsAndSplits(Builder& b, DataType t) {
   b.Add("ConcatV2", t, "with_empty", {List(b.Xs(t, {{2, 0}, {2, 3}, {2, 0}})), In(Int(1))});
   b.Add("ConcatV2", t, "odd_257", {List(b.Xs(t, {{1, 257}, {1, 3}})), In(Int(1))});
   b.Add("ConcatV2", t, "middle_axis", {List(b.Xs(t, {{3, 1, 7}, {3, 2, 7}})), In(Int(1))});
+  b.Add("ConcatV2", t, "all_empty", {List(b.Xs(t, {{0, 3}, {0, 3}})), In(Int(0))});
+  b.Add("ConcatV2", t, "empty_rows_axis_1", {List(b.Xs(t, {{0, 2}, {0, 3}})), In(Int(1))});
+  b.Add("ConcatV2", t, "empty_inner_axis_0", {List(b.Xs(t, {{2, 0}, {3, 0}, {1, 0}})), In(Int(0))});
+  b.Add("ConcatV2", t, "empty_middle_axis_last",
+        {List(b.Xs(t, {{2, 0, 4}, {2, 0, 1}})), In(Int(-1))});
 
   b.Add("Pack", t, "axis_0", {List(b.Xs(t, {{2, 3}, {2, 3}, {2, 3}}))});
   b.Add("Pack", t, "axis_1", {List(b.Xs(t, {{2, 3}, {2, 3}}))}, {{"axis", MakeAttr(1)}});
@@ -181,6 +205,10 @@ void AddJoinsAndSplits(Builder& b, DataType t) {
         {{"axis", MakeAttr(-1)}});
   b.Add("Pack", t, "scalars", {List(b.Xs(t, {{}, {}, {}, {}}))});
   b.Add("Pack", t, "one_input", {List(b.Xs(t, {{257}}))});
+  b.Add("Pack", t, "empty_axis_0", {List(b.Xs(t, {{0, 3}, {0, 3}}))});
+  b.Add("Pack", t, "empty_axis_1", {List(b.Xs(t, {{0, 3}, {0, 3}, {0, 3}}))},
+        {{"axis", MakeAttr(1)}});
+  b.Add("Pack", t, "empty_axis_last", {List(b.Xs(t, {{2, 0}, {2, 0}}))}, {{"axis", MakeAttr(-1)}});
 
   b.Add("Split", t, "dim0_views", {In(Int(0)), In(b.X(t, {6, 4}))}, {{"num_split", MakeAttr(3)}});
   b.Add("Split", t, "inner_axis", {In(Int(1)), In(b.X(t, {4, 6}))}, {{"num_split", MakeAttr(2)}});
@@ -188,6 +216,12 @@ void AddJoinsAndSplits(Builder& b, DataType t) {
         {{"num_split", MakeAttr(3)}});
   b.Add("Split", t, "one_piece", {In(Int(0)), In(b.X(t, {3, 3}))}, {{"num_split", MakeAttr(1)}});
   b.Add("Split", t, "empty_rows", {In(Int(1)), In(b.X(t, {0, 4}))}, {{"num_split", MakeAttr(2)}});
+  b.Add("Split", t, "empty_split_axis", {In(Int(0)), In(b.X(t, {0, 4}))},
+        {{"num_split", MakeAttr(2)}});
+  b.Add("Split", t, "empty_inner_views", {In(Int(0)), In(b.X(t, {4, 0}))},
+        {{"num_split", MakeAttr(2)}});
+  b.Add("Split", t, "empty_middle", {In(Int(-1)), In(b.X(t, {2, 0, 6}))},
+        {{"num_split", MakeAttr(3)}});
 
   b.Add("SplitV", t, "inferred_size", {In(b.X(t, {5, 7})), In(Int32s({2, -1, 1})), In(Int(1))},
         {{"num_split", MakeAttr(3)}});
@@ -195,11 +229,22 @@ void AddJoinsAndSplits(Builder& b, DataType t) {
         {{"num_split", MakeAttr(2)}});
   b.Add("SplitV", t, "empty_piece", {In(b.X(t, {4, 3})), In(Int32s({0, 3})), In(Int(-1))},
         {{"num_split", MakeAttr(2)}});
+  b.Add("SplitV", t, "empty_rows", {In(b.X(t, {0, 5})), In(Int32s({2, -1})), In(Int(1))},
+        {{"num_split", MakeAttr(2)}});
+  b.Add("SplitV", t, "empty_inner_views", {In(b.X(t, {3, 0})), In(Int32s({1, 2})), In(Int(0))},
+        {{"num_split", MakeAttr(2)}});
+  b.Add("SplitV", t, "empty_split_axis", {In(b.X(t, {2, 0})), In(Int32s({0, -1})), In(Int(1))},
+        {{"num_split", MakeAttr(2)}});
 
   b.Add("Unpack", t, "axis_0", {In(b.X(t, {3, 4}))}, {{"num", MakeAttr(3)}});
   b.Add("Unpack", t, "axis_1", {In(b.X(t, {3, 4}))}, {{"num", MakeAttr(4)}, {"axis", MakeAttr(1)}});
   b.Add("Unpack", t, "negative_axis", {In(b.X(t, {2, 3, 4}))},
         {{"num", MakeAttr(4)}, {"axis", MakeAttr(-1)}});
+  b.Add("Unpack", t, "empty_inner", {In(b.X(t, {3, 0}))}, {{"num", MakeAttr(3)}});
+  b.Add("Unpack", t, "empty_rows", {In(b.X(t, {0, 2}))},
+        {{"num", MakeAttr(2)}, {"axis", MakeAttr(1)}});
+  b.Add("Unpack", t, "empty_middle", {In(b.X(t, {2, 0, 3}))},
+        {{"num", MakeAttr(3)}, {"axis", MakeAttr(-1)}});
 }
 
 void AddGathers(Builder& b, DataType t) {
@@ -220,6 +265,16 @@ void AddGathers(Builder& b, DataType t) {
         {In(b.X(t, {33, 16})), In(indices(DT_INT64, {257}, 33, 5)), In(Int(0))});
   b.Add("Gather", t, "int64_rows", {In(b.X(t, {10, 4})), In(indices(DT_INT64, {3}, 10, 6))});
   b.Add("Gather", t, "int32_vector", {In(b.X(t, {10})), In(indices(DT_INT32, {2, 2}, 10, 7))});
+  b.Add("GatherV2", t, "empty_rows",
+        {In(b.X(t, {6, 0})), In(indices(DT_INT32, {4}, 6, 11)), In(Int(0))});
+  b.Add("GatherV2", t, "empty_params_no_indices",
+        {In(b.X(t, {0, 3})), In(indices(DT_INT64, {0}, 1, 12)), In(Int(0))});
+  b.Add("GatherV2", t, "empty_outer",
+        {In(b.X(t, {0, 5})), In(indices(DT_INT64, {2}, 5, 13)), In(Int(1))});
+  b.Add("GatherV2", t, "no_indices_axis_1",
+        {In(b.X(t, {3, 4, 2})), In(indices(DT_INT32, {2, 0}, 4, 14)), In(Int(1))});
+  b.Add("Gather", t, "no_indices", {In(b.X(t, {5, 3})), In(indices(DT_INT32, {0, 2}, 5, 15))});
+  b.Add("Gather", t, "empty_rows", {In(b.X(t, {5, 0})), In(indices(DT_INT64, {3}, 5, 16))});
 
   // Out-of-range indices give a row of off_value on both devices.
   const Tensor with_outliers = Tensor::FromVector<int64_t>({0, 3, -1, 7, 2}, TensorShape({5}));
@@ -236,6 +291,14 @@ void AddGathers(Builder& b, DataType t) {
         {In(indices(DT_INT32, {257}, 10, 10)), In(Int(10)), In(on), In(off_odd)});
   b.Add("OneHot", t, "zero_depth", {In(with_outliers), In(Int(0)), In(on), In(off)});
   b.Add("OneHot", t, "scalar_index", {In(Tensor::Scalar<int64_t>(2)), In(Int(3)), In(on), In(off)});
+  b.Add("OneHot", t, "no_indices",
+        {In(indices(DT_INT64, {0}, 4, 17)), In(Int(4)), In(on), In(off)});
+  b.Add("OneHot", t, "no_indices_axis_0",
+        {In(indices(DT_INT32, {2, 0}, 4, 18)), In(Int(4)), In(on_odd), In(off_odd)},
+        {{"axis", MakeAttr(0)}});
+  b.Add("OneHot", t, "zero_depth_axis_1",
+        {In(indices(DT_INT32, {2, 3}, 4, 19)), In(Int(0)), In(on), In(off)},
+        {{"axis", MakeAttr(1)}});
 }
 
 }  // namespace
