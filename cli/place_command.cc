@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/device_count_flag.h"
 #include "cli/flags.h"
 #include "cli/graph_file.h"
 #include "fmt/core.h"
 #include "graph/graph.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
+#include "kernels/op_kernel.h"
 #include "ops/registry.h"
 #include "placement/device_set.h"
 #include "placement/partitioner.h"
@@ -30,11 +32,16 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill place GRAPH [--cluster 'ps=HOST:PORT[,...];worker=HOST:PORT[,...]']\n"
     "                  [--replica_device_setter [--ps_strategy round_robin|greedy]]\n"
+    "                  [--device_count CPU=N[,GPU=N]]\n"
     "                  [--allow_soft_placement] [--explain] [--partition] [--dot FILE]\n"
     "  GRAPH: a GraphDef (.pb or .pbtxt), a MetaGraphDef (.meta) or a SavedModel\n"
-    "  (saved_model.pb)\n";
+    "  (saved_model.pb)\n"
+    "  --device_count: the devices of this process, or with --cluster of each task\n"
+    "  (CPU=1 there), whether this machine has them or not (default CPU=1)\n";
 
-constexpr char kLocalDevice[] = "/job:localhost/replica:0/task:0/device:CPU:0";
+// No device type: with GPUs, a node the GPU has a kernel for goes there,
+// as in TensorFlow.
+constexpr char kLocalTask[] = "/job:localhost/replica:0/task:0";
 
 struct PlaceFlags {
   bool help = false;  // --help: print the usage, place nothing.
@@ -46,12 +53,14 @@ struct PlaceFlags {
   bool explain = false;
   bool partition = false;
   std::optional<std::string> dot_path;
+  int cpus = 1;  // Per task with a cluster.
+  int gpus = 0;
 };
 
 absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(
       const ParsedArgs parsed,
-      ParseArgs(args, {"cluster", "ps_strategy", "dot"},
+      ParseArgs(args, {"cluster", "ps_strategy", "dot", "device_count"},
                 {"replica_device_setter", "allow_soft_placement", "explain", "partition"}));
   PlaceFlags flags;
   if (parsed.help) {
@@ -97,6 +106,14 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
   if (flags.replica_device_setter && !flags.cluster.HasJob("ps")) {
     return absl::InvalidArgumentError("--replica_device_setter needs a --cluster with a ps job");
   }
+  if (const auto count = parsed.Value("device_count")) {
+    ASSIGN_OR_RETURN(const auto device_count, ParseDeviceCountFlag(*count));
+    for (const auto& [type, n] : device_count) (type == kDeviceGpu ? flags.gpus : flags.cpus) = n;
+    if (!flags.cluster.empty() && flags.cpus != 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("--device_count '{}': with --cluster each task has one CPU device", *count));
+    }
+  }
   flags.allow_soft_placement = parsed.Has("allow_soft_placement");
   flags.explain = parsed.Has("explain");
   flags.partition = parsed.Has("partition");
@@ -107,7 +124,7 @@ absl::StatusOr<PlaceFlags> ParsePlaceFlags(const std::vector<std::string>& args)
 // Where the client runs, and so where unrequested nodes go: task 0 of the
 // worker job, else of the first job that is not ps, else of ps.
 std::string ClientDevice(const ClusterSpec& cluster) {
-  if (cluster.empty()) return kLocalDevice;
+  if (cluster.empty()) return kLocalTask;
   const std::vector<std::string> jobs = cluster.jobs();
   std::string job = jobs.front();
   if (cluster.HasJob("worker")) {
@@ -123,9 +140,9 @@ std::string ClientDevice(const ClusterSpec& cluster) {
   return "/job:" + job + "/task:0";
 }
 
-absl::StatusOr<DeviceSet> Devices(const ClusterSpec& cluster) {
-  if (cluster.empty()) return DeviceSet::Local(1);
-  return DeviceSet::ForCluster(cluster.TasksPerJob());
+absl::StatusOr<DeviceSet> Devices(const PlaceFlags& flags) {
+  if (flags.cluster.empty()) return DeviceSet::Local(flags.cpus, flags.gpus);
+  return DeviceSet::ForCluster(flags.cluster.TasksPerJob(), flags.gpus);
 }
 
 // What a _Send carries, as the user knows it: "w/read:0", or "^w" for the
@@ -186,7 +203,7 @@ std::string Transfers(const std::map<std::string, GraphDef>& partitions) {
 absl::Status Place(const PlaceFlags& flags) {
   ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraphFile(flags.graph_path));
   GraphDef& def = loaded.graph;
-  ASSIGN_OR_RETURN(const DeviceSet devices, Devices(flags.cluster));
+  ASSIGN_OR_RETURN(const DeviceSet devices, Devices(flags));
   const std::string client = ClientDevice(flags.cluster);
   if (flags.replica_device_setter) {
     ReplicaDeviceSetterOptions options;

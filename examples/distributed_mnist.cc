@@ -35,29 +35,22 @@
 #include "absl/status/status.h"
 #include "cli/flags.h"
 #include "examples/distributed_mnist_flags.h"
-#include "examples/fashion_mlp_model.h"
+#include "examples/distributed_mnist_graph.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
-#include "ops/ops.h"
-#include "ops/uninitialized_variables.h"
-#include "placement/replica_device_setter.h"
 #include "runtime/cluster_spec.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/device_query.h"
 #include "runtime/server.h"
 #include "runtime/training/basic_session_run_hooks.h"
-#include "runtime/training/bounded_staleness.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/monitored_session.h"
-#include "runtime/training/saver.h"
-#include "runtime/training/sync_replicas_optimizer.h"
 
 namespace rill::examples {
 namespace {
 
 constexpr int64_t kValidationRows = 5000;
-constexpr int64_t kMaxReplicasToAggregate = 1 << 20;
 
 absl::StatusOr<ServerConfig> ClusterConfig(const Flags& flags) {
   ServerConfig config;
@@ -85,153 +78,6 @@ absl::Status RunPs(const ServerConfig& config) {
   WaitForStopSignal();
   server->Stop();
   return absl::OkStatus();
-}
-
-// The model, its global step, summaries, readiness op and saver, with the
-// variables on the ps tasks and everything else on this worker. Nodes are
-// named, since the graph outlives the scope that built it only as a
-// GraphDef.
-struct Graph {
-  GraphDef def;
-  std::string loss;
-  std::string accuracy;
-  std::string train;
-  Scaffold scaffold;
-  std::string mode;  // "async", "sync 2 of 3", "staleness 2".
-  // Synchronous: the local step after a step (the token, the global step
-  // the next step starts at), and the hook that runs the chief's loop.
-  std::string token;
-  std::unique_ptr<SessionRunHook> sync_hook;
-  // Bounded staleness: this worker's clock and the slowest one's.
-  std::string clock;
-  std::string slowest;
-  std::string retire;  // Run when this worker is done, so nobody waits for it.
-};
-
-// --issync 1 aggregates R of the W workers' gradients: W - R backups, or,
-// as in TensorFlow, R > W for several batches of each worker per update.
-absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_workers) {
-  int64_t replicas = num_workers;
-  if (flags.backup_workers) {
-    replicas = num_workers - *flags.backup_workers;
-    if (replicas < 1) {
-      return absl::InvalidArgumentError(
-          fmt::format("--backup_workers {} leaves none of the {} workers of --worker_hosts to "
-                      "aggregate gradients from",
-                      *flags.backup_workers, num_workers));
-    }
-    if (flags.replicas_to_aggregate && *flags.replicas_to_aggregate != replicas) {
-      return absl::InvalidArgumentError(fmt::format(
-          "--replicas_to_aggregate {} and --backup_workers {} must add up to the {} workers of "
-          "--worker_hosts",
-          *flags.replicas_to_aggregate, *flags.backup_workers, num_workers));
-    }
-  } else if (flags.replicas_to_aggregate) {
-    replicas = *flags.replicas_to_aggregate;
-    if (replicas > kMaxReplicasToAggregate) {
-      return absl::InvalidArgumentError(
-          fmt::format("--replicas_to_aggregate {}: at most {} gradients are aggregated per update",
-                      replicas, kMaxReplicasToAggregate));
-    }
-  }
-  SyncReplicasOptions options;
-  options.replicas_to_aggregate = static_cast<int>(replicas);
-  options.total_num_replicas = num_workers;
-  options.token_timeout = absl::Seconds(flags.sync_timeout_secs);
-  return options;
-}
-
-absl::StatusOr<Graph> BuildGraph(const Flags& flags, const ServerConfig& config) {
-  const Scope root = ops::NewRootScope();
-  const Variable global_step = CreateGlobalStep(root);
-  const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
-  const int task = config.task.index;
-  const std::string worker_device =
-      fmt::format("/job:worker/task:{}", task) + (flags.device == "cpu"   ? "/device:CPU:0"
-                                                  : flags.device == "gpu" ? "/device:GPU:0"
-                                                                          : "");
-  Graph graph;
-  graph.mode = "async";
-  std::optional<SyncReplicasOptimizer> sync;
-  FashionModelOptions model_options;
-  model_options.learning_rate = flags.learning_rate;
-  model_options.global_step = &global_step;
-  if (config.sync_replicas) {
-    if (flags.staleness) {
-      return absl::InvalidArgumentError(
-          "--staleness bounds asynchronous training; --issync 1 is synchronous already");
-    }
-    ASSIGN_OR_RETURN(SyncReplicasOptions options, SyncOptions(flags, num_workers));
-    options.worker_index = task;
-    options.local_device = worker_device;
-    graph.mode = fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
-    model_options.build_train = [&sync, &global_step, options](
-                                    const Scope& scope, Optimizer& adam, const Output& loss,
-                                    const std::vector<Variable>& variables) {
-      sync.emplace(&adam, options);
-      return sync->Minimize(scope, loss, variables, global_step);
-    };
-  } else if (flags.staleness) {
-    graph.mode = fmt::format("staleness {}", *flags.staleness);
-    model_options.build_train =
-        [&](const Scope& scope, Optimizer& adam, const Output& loss,
-            const std::vector<Variable>& variables) -> absl::StatusOr<Operation> {
-      ASSIGN_OR_RETURN(const Operation update, adam.Minimize(scope, loss, variables, &global_step));
-      BoundedStalenessOptions options;
-      options.num_workers = num_workers;
-      options.worker_index = task;
-      options.staleness = static_cast<int>(*flags.staleness);
-      options.timeout = absl::Seconds(flags.sync_timeout_secs);
-      ASSIGN_OR_RETURN(const BoundedStep bounded,
-                       BoundStaleness(scope, update, global_step, options));
-      graph.clock = bounded.clock.name();
-      graph.slowest = bounded.slowest.name();
-      graph.retire = bounded.retire.node()->name();
-      return bounded.train_op;
-    };
-  }
-  ASSIGN_OR_RETURN(const FashionModel model, flags.model == "cnn"
-                                                 ? BuildFashionCnn(root, model_options)
-                                                 : BuildFashionMlp(root, model_options));
-  const Output summaries = ops::MergeSummary(
-      root.WithOpName("summary_op"),
-      {ops::Input(ops::ScalarSummary(root.WithOpName("loss_summary"), "loss", model.loss)),
-       ops::Input(
-           ops::ScalarSummary(root.WithOpName("accuracy_summary"), "accuracy", model.accuracy))});
-  graph.loss = model.loss.name();
-  graph.accuracy = model.accuracy.name();
-  graph.train = model.train.name();
-  // The local step of synchronous training is each worker's own: neither
-  // the chief's to initialize nor a checkpoint's.
-  std::vector<Output> variables;
-  for (const Output& variable : AllVariables(root)) {
-    if (!sync || variable.node() != sync->local_step().ref().node()) variables.push_back(variable);
-  }
-  ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, variables));
-  std::map<std::string, Output> by_name;
-  for (const Output& variable : variables) by_name.emplace(variable.node()->name(), variable);
-  ASSIGN_OR_RETURN(std::shared_ptr<Saver> saver, Saver::BuildWithKeys(root, by_name));
-  ASSIGN_OR_RETURN(graph.def, root.ToGraphDef());
-
-  ReplicaDeviceSetterOptions setter;
-  for (int ps_task : config.cluster.TaskIndices("ps")) {
-    setter.ps_devices.push_back(fmt::format("/job:ps/task:{}", ps_task));
-  }
-  setter.worker_device = worker_device;
-  RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &graph.def));
-
-  graph.scaffold.init_op = model.init.name();
-  graph.scaffold.ready_op = ready.name();
-  graph.scaffold.summary_op = summaries.name();
-  graph.scaffold.global_step = global_step.ref().name();
-  graph.scaffold.saver = std::move(saver);
-  if (sync) {
-    graph.scaffold.ready_for_local_init_op = sync->names().ready_for_local_init_op;
-    graph.scaffold.local_init_op = sync->names().local_step_init_op;
-    graph.token = sync->names().train_op + ":0";
-    ASSIGN_OR_RETURN(graph.sync_hook, sync->MakeSessionRunHook(/*is_chief=*/task == 0));
-  }
-  return graph;
 }
 
 // Runs `steps` more training steps with step stats and prints, per device,
@@ -296,7 +142,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   ServerOptions server_options;
   server_options.config = config;
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
-  ASSIGN_OR_RETURN(Graph graph, BuildGraph(flags, config));
+  ASSIGN_OR_RETURN(DistributedMnistGraph graph, BuildDistributedMnistGraph(flags, config));
 
   const bool is_chief = task == 0;
   MonitoredTrainingSessionOptions options;

@@ -84,10 +84,12 @@ absl::StatusOr<Output> ReportUninitializedVariables(const Scope& outer,
 
   std::vector<Output> initialized;
   for (const Output& variable : var_list) initialized.push_back(IsInitialized(scope, variable));
-  const ops::Pack stack(scope.WithOpName("stack"), initialized);
-  const ops::LogicalNot uninitialized(scope.WithOpName("LogicalNot"), stack);
-  const ops::Const names_const(scope.WithOpName("Const"), names, DT_STRING);
-  const Output result = BooleanMask(scope, names_const, uninitialized, n);
+  // As TensorFlow: the names are strings, which only a CPU gathers.
+  const Scope on_cpu = scope.WithDevice("/device:CPU:0");
+  const ops::Pack stack(on_cpu.WithOpName("stack"), initialized);
+  const ops::LogicalNot uninitialized(on_cpu.WithOpName("LogicalNot"), stack);
+  const ops::Const names_const(on_cpu.WithOpName("Const"), names, DT_STRING);
+  const Output result = BooleanMask(on_cpu, names_const, uninitialized, n);
   RETURN_IF_ERROR(scope.status());
   return result;
 }

@@ -12,9 +12,10 @@
 //   report_uninitialized_variables/boolean_mask/...        Reshape, Reshape_1,
 //                                                          Where, Squeeze,
 //                                                          GatherV2
-// TensorFlow pins everything after the checks to /cpu:0; here those ops
-// take the scope's device (none by default), so the placer puts them on
-// the client's default device, which is where the result is fetched.
+// As TensorFlow does, everything after the checks goes to the CPU of the
+// scope's device (the names are strings; a /gpu:0 scope gives /cpu:0);
+// without a device the placer completes it from the client's default
+// device, which is where the result is fetched.
 #ifndef RILL_OPS_UNINITIALIZED_VARIABLES_H_
 #define RILL_OPS_UNINITIALIZED_VARIABLES_H_
 

@@ -322,6 +322,27 @@ TEST_F(PlaceCommand, BadClusterStringsAreUsageErrorsNamingTheEntry) {
   }
 }
 
+// The devices need not exist: a machine without GPUs plans for them, with
+// the kernels a GPU build has.
+TEST_F(PlaceCommand, DeviceCountPlansForGpusThisMachineNeedNotHave) {
+  const testing::ProgramResult local =
+      RunPlace({GraphPath("rust_regression_ckpt.pb"), "--device_count", "CPU=1,GPU=2"});
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  const std::map<std::string, std::string> devices = DevicesByNode(local.out);
+  const std::string gpu0 = "/job:localhost/replica:0/task:0/device:GPU:0";
+  const std::string cpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+  EXPECT_EQ(devices.at("w"), gpu0);
+  EXPECT_EQ(devices.at("mul"), gpu0);
+  // TensorFlow has no GPU kernel for checkpoints.
+  EXPECT_EQ(devices.at("save/SaveV2"), cpu0);
+
+  const testing::ProgramResult cluster =
+      RunPlace({GraphPath("rust_regression_ckpt.pb"), "--cluster", kCluster,
+                "--replica_device_setter", "--device_count", "GPU=1"});
+  ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
+  EXPECT_EQ(DevicesByNode(cluster.out).at("mul"), "/job:worker/replica:0/task:0/device:GPU:0");
+}
+
 TEST_F(PlaceCommand, UsageErrors) {
   const std::vector<std::vector<std::string>> cases = {
       {},
@@ -332,6 +353,9 @@ TEST_F(PlaceCommand, UsageErrors) {
       {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--ps_strategy=greedy"},
       {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--replica_device_setter",
        "--ps_strategy=nearest"},
+      {GraphPath("rust_addition.pb"), "--device_count", "TPU=1"},
+      {GraphPath("rust_addition.pb"), "--device_count", "GPU=x"},
+      {GraphPath("rust_addition.pb"), "--cluster", kCluster, "--device_count", "CPU=2"},
   };
   for (const std::vector<std::string>& args : cases) {
     const testing::ProgramResult r = RunPlace(args);

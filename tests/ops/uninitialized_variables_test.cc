@@ -140,7 +140,8 @@ TEST(ReportUninitializedVariables, BuildsTensorFlowsNodes) {
   const NodeDef* stack = FindNodeDef(def, prefix + "stack");
   EXPECT_EQ(stack->attr().at("N").i(), 2);
   EXPECT_EQ(stack->attr().at("axis").i(), 0);
-  EXPECT_EQ(stack->device(), "");
+  // As TensorFlow's, on /cpu:0 of wherever the report goes.
+  EXPECT_EQ(stack->device(), "/device:CPU:0");
   const NodeDef* squeeze = FindNodeDef(def, prefix + "boolean_mask/Squeeze");
   EXPECT_THAT(squeeze->attr().at("squeeze_dims").list().i(), ElementsAre(1));
   const NodeDef* names = FindNodeDef(def, prefix + "Const");
@@ -175,6 +176,20 @@ TEST(ReportUninitializedVariables, ChecksRunWithTheirVariableAndTheMaskOnTheClie
   EXPECT_EQ(devices["report_uninitialized_variables/IsVariableInitialized_1"], cpu1);
   EXPECT_EQ(devices["report_uninitialized_variables/stack"], cpu0);
   EXPECT_EQ(devices["report_uninitialized_variables/boolean_mask/GatherV2"], cpu0);
+}
+
+TEST(ReportUninitializedVariables, UnderAGpuScopeTheStringWorkGoesToThatTasksCpu) {
+  Scope scope = ops::NewRootScope().WithDevice("/job:worker/task:1/device:GPU:0");
+  const Variable a(scope, "a", 1.f);
+  ASSERT_OK_AND_ASSIGN(Output report, ReportUninitializedVariables(scope, {a}));
+  ASSERT_OK_AND_ASSIGN(GraphDef def, scope.ToGraphDef());
+  const std::string prefix = "report_uninitialized_variables/";
+  EXPECT_EQ(FindNodeDef(def, prefix + "IsVariableInitialized")->device(),
+            "/job:worker/task:1/device:GPU:0");
+  for (const char* name :
+       {"stack", "LogicalNot", "Const", "boolean_mask/Where", "boolean_mask/GatherV2"}) {
+    EXPECT_EQ(FindNodeDef(def, prefix + name)->device(), "/job:worker/task:1/device:CPU:0") << name;
+  }
 }
 
 TEST(ReportUninitializedVariables, RejectsWhatIsNotAVariableNamingIt) {

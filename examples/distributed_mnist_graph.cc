@@ -1,0 +1,155 @@
+#include "examples/distributed_mnist_graph.h"
+
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "examples/fashion_mlp_model.h"
+#include "fmt/core.h"
+#include "graph/status_macros.h"
+#include "ops/ops.h"
+#include "ops/uninitialized_variables.h"
+#include "placement/replica_device_setter.h"
+#include "runtime/training/bounded_staleness.h"
+#include "runtime/training/saver.h"
+#include "runtime/training/sync_replicas_optimizer.h"
+
+namespace rill::examples {
+namespace {
+
+constexpr int64_t kMaxReplicasToAggregate = 1 << 20;
+
+// --issync 1 aggregates R of the W workers' gradients: W - R backups, or,
+// as in TensorFlow, R > W for several batches of each worker per update.
+absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_workers) {
+  int64_t replicas = num_workers;
+  if (flags.backup_workers) {
+    replicas = num_workers - *flags.backup_workers;
+    if (replicas < 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("--backup_workers {} leaves none of the {} workers of --worker_hosts to "
+                      "aggregate gradients from",
+                      *flags.backup_workers, num_workers));
+    }
+    if (flags.replicas_to_aggregate && *flags.replicas_to_aggregate != replicas) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--replicas_to_aggregate {} and --backup_workers {} must add up to the {} workers of "
+          "--worker_hosts",
+          *flags.replicas_to_aggregate, *flags.backup_workers, num_workers));
+    }
+  } else if (flags.replicas_to_aggregate) {
+    replicas = *flags.replicas_to_aggregate;
+    if (replicas > kMaxReplicasToAggregate) {
+      return absl::InvalidArgumentError(
+          fmt::format("--replicas_to_aggregate {}: at most {} gradients are aggregated per update",
+                      replicas, kMaxReplicasToAggregate));
+    }
+  }
+  SyncReplicasOptions options;
+  options.replicas_to_aggregate = static_cast<int>(replicas);
+  options.total_num_replicas = num_workers;
+  options.token_timeout = absl::Seconds(flags.sync_timeout_secs);
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& flags,
+                                                                 const ServerConfig& config) {
+  const Scope root = ops::NewRootScope();
+  const Variable global_step = CreateGlobalStep(root);
+  const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
+  const int task = config.task.index;
+  const std::string worker_device =
+      fmt::format("/job:worker/task:{}", task) + (flags.device == "cpu"   ? "/device:CPU:0"
+                                                  : flags.device == "gpu" ? "/device:GPU:0"
+                                                                          : "");
+  DistributedMnistGraph graph;
+  graph.mode = "async";
+  std::optional<SyncReplicasOptimizer> sync;
+  FashionModelOptions model_options;
+  model_options.learning_rate = flags.learning_rate;
+  model_options.global_step = &global_step;
+  if (config.sync_replicas) {
+    if (flags.staleness) {
+      return absl::InvalidArgumentError(
+          "--staleness bounds asynchronous training; --issync 1 is synchronous already");
+    }
+    ASSIGN_OR_RETURN(SyncReplicasOptions options, SyncOptions(flags, num_workers));
+    options.worker_index = task;
+    options.local_device = worker_device;
+    graph.mode = fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
+    model_options.build_train = [&sync, &global_step, options](
+                                    const Scope& scope, Optimizer& adam, const Output& loss,
+                                    const std::vector<Variable>& variables) {
+      sync.emplace(&adam, options);
+      return sync->Minimize(scope, loss, variables, global_step);
+    };
+  } else if (flags.staleness) {
+    graph.mode = fmt::format("staleness {}", *flags.staleness);
+    model_options.build_train =
+        [&](const Scope& scope, Optimizer& adam, const Output& loss,
+            const std::vector<Variable>& variables) -> absl::StatusOr<Operation> {
+      ASSIGN_OR_RETURN(const Operation update, adam.Minimize(scope, loss, variables, &global_step));
+      BoundedStalenessOptions options;
+      options.num_workers = num_workers;
+      options.worker_index = task;
+      options.staleness = static_cast<int>(*flags.staleness);
+      options.timeout = absl::Seconds(flags.sync_timeout_secs);
+      ASSIGN_OR_RETURN(const BoundedStep bounded,
+                       BoundStaleness(scope, update, global_step, options));
+      graph.clock = bounded.clock.name();
+      graph.slowest = bounded.slowest.name();
+      graph.retire = bounded.retire.node()->name();
+      return bounded.train_op;
+    };
+  }
+  ASSIGN_OR_RETURN(const FashionModel model, flags.model == "cnn"
+                                                 ? BuildFashionCnn(root, model_options)
+                                                 : BuildFashionMlp(root, model_options));
+  // Summaries and checkpoints are strings and files, which only a CPU
+  // handles (TensorFlow has no GPU kernels for them either).
+  const Scope on_cpu = root.WithDevice("/device:CPU:0");
+  const Output summaries = ops::MergeSummary(
+      on_cpu.WithOpName("summary_op"),
+      {ops::Input(ops::ScalarSummary(on_cpu.WithOpName("loss_summary"), "loss", model.loss)),
+       ops::Input(
+           ops::ScalarSummary(on_cpu.WithOpName("accuracy_summary"), "accuracy", model.accuracy))});
+  graph.loss = model.loss.name();
+  graph.accuracy = model.accuracy.name();
+  graph.train = model.train.name();
+  // The local step of synchronous training is each worker's own: neither
+  // the chief's to initialize nor a checkpoint's.
+  std::vector<Output> variables;
+  for (const Output& variable : AllVariables(root)) {
+    if (!sync || variable.node() != sync->local_step().ref().node()) variables.push_back(variable);
+  }
+  ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, variables));
+  std::map<std::string, Output> by_name;
+  for (const Output& variable : variables) by_name.emplace(variable.node()->name(), variable);
+  ASSIGN_OR_RETURN(std::shared_ptr<Saver> saver, Saver::BuildWithKeys(on_cpu, by_name));
+  ASSIGN_OR_RETURN(graph.def, root.ToGraphDef());
+
+  ReplicaDeviceSetterOptions setter;
+  for (int ps_task : config.cluster.TaskIndices("ps")) {
+    setter.ps_devices.push_back(fmt::format("/job:ps/task:{}", ps_task));
+  }
+  setter.worker_device = worker_device;
+  RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &graph.def));
+
+  graph.scaffold.init_op = model.init.name();
+  graph.scaffold.ready_op = ready.name();
+  graph.scaffold.summary_op = summaries.name();
+  graph.scaffold.global_step = global_step.ref().name();
+  graph.scaffold.saver = std::move(saver);
+  if (sync) {
+    graph.scaffold.ready_for_local_init_op = sync->names().ready_for_local_init_op;
+    graph.scaffold.local_init_op = sync->names().local_step_init_op;
+    graph.token = sync->names().train_op + ":0";
+    ASSIGN_OR_RETURN(graph.sync_hook, sync->MakeSessionRunHook(/*is_chief=*/task == 0));
+  }
+  return graph;
+}
+
+}  // namespace rill::examples

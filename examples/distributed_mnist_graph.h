@@ -1,0 +1,47 @@
+// The graph one worker of distributed_mnist builds: the Fashion-MNIST
+// model, its training op (asynchronous, synchronous or staleness-bounded),
+// summaries, readiness op and saver, placed by the replica device setter.
+#ifndef RILL_EXAMPLES_DISTRIBUTED_MNIST_GRAPH_H_
+#define RILL_EXAMPLES_DISTRIBUTED_MNIST_GRAPH_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "examples/distributed_mnist_flags.h"
+#include "graph/proto/graph.pb.h"
+#include "runtime/server.h"
+#include "runtime/training/monitored_session.h"
+
+namespace rill::examples {
+
+// The model, its global step, summaries, readiness op and saver, with the
+// variables on the ps tasks and everything else on this worker (on its
+// --device; summaries, the saver and the readiness report's string work
+// on its CPU, as TensorFlow puts them). Nodes are
+// named, since the graph outlives the scope that built it only as a
+// GraphDef.
+struct DistributedMnistGraph {
+  GraphDef def;
+  std::string loss;
+  std::string accuracy;
+  std::string train;
+  Scaffold scaffold;
+  std::string mode;  // "async", "sync 2 of 3", "staleness 2".
+  // Synchronous: the local step after a step (the token, the global step
+  // the next step starts at), and the hook that runs the chief's loop.
+  std::string token;
+  std::unique_ptr<SessionRunHook> sync_hook;
+  // Bounded staleness: this worker's clock and the slowest one's.
+  std::string clock;
+  std::string slowest;
+  std::string retire;  // Run when this worker is done, so nobody waits for it.
+};
+
+// The graph of worker `config.task` of `config.cluster`, as `flags` ask.
+absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& flags,
+                                                                 const ServerConfig& config);
+
+}  // namespace rill::examples
+
+#endif  // RILL_EXAMPLES_DISTRIBUTED_MNIST_GRAPH_H_
