@@ -2,9 +2,11 @@
 // model of distributed_mnist) trained on Fashion-MNIST with Adam in one
 // process: the data pipeline (IDX files, shuffled batches prefetched on a
 // background thread) feeding placeholders, and one Session::Run per
-// training step. --steps stops after that many steps instead of epochs.
+// training step. --steps stops after that many steps instead of epochs;
+// --device gpu trains on /gpu:0 (every op of the step, the initializers
+// too), cpu on the CPU, auto (the default) on a GPU when there is one.
 //   fashion_mnist_mlp [--data DIR] [--epochs N] [--steps N] [--batch N] [--threads N]
-//       [--model mlp|cnn]
+//       [--model mlp|cnn] [--device auto|cpu|gpu]
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "ops/ops.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/device_query.h"
 #include "runtime/session.h"
 
 namespace rill::examples {
@@ -33,6 +36,7 @@ struct Options {
   int batch_size = 64;
   int threads = 0;  // One per hardware thread.
   std::string model = "mlp";
+  std::string device = "auto";
 };
 
 absl::Status Run(const Options& options) {
@@ -45,7 +49,14 @@ absl::Status Run(const Options& options) {
   }
   ASSIGN_OR_RETURN(const MnistData test, LoadMnist(options.data_dir, MnistSplit::kTest));
 
-  const Scope root = ops::NewRootScope();
+  if (options.device == "gpu") {
+    if (const GpuQuery gpus = QueryGpuDevices(); gpus.devices.empty()) {
+      return absl::FailedPreconditionError("--device gpu: this machine has no GPU: " + gpus.reason);
+    }
+  }
+  const Scope root = ops::NewRootScope().WithDevice(options.device == "gpu"   ? "/device:GPU:0"
+                                                    : options.device == "cpu" ? "/device:CPU:0"
+                                                                              : "");
   ASSIGN_OR_RETURN(const FashionModel model,
                    options.model == "cnn" ? BuildFashionCnn(root) : BuildFashionMlp(root));
   ASSIGN_OR_RETURN(const GraphDef graph, root.ToGraphDef());
@@ -104,9 +115,10 @@ absl::Status Run(const Options& options) {
   ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
                                                {model.accuracy.name()}));
   fmt::print(
-      "result: {{\"model\": \"{}\", \"test_accuracy\": {:.4f}, \"epochs\": {:.2f}, "
+      "result: {{\"model\": \"{}\", \"device\": \"{}\", \"test_accuracy\": {:.4f}, \"epochs\": "
+      "{:.2f}, "
       "\"batch_size\": {}, \"steps\": {}, \"train_seconds\": {:.3f}}}\n",
-      options.model, accuracy[0].scalar<float>(),
+      options.model, options.device, accuracy[0].scalar<float>(),
       static_cast<double>(step) / static_cast<double>(steps_per_epoch), options.batch_size, step,
       train_seconds);
   return absl::OkStatus();
@@ -114,7 +126,7 @@ absl::Status Run(const Options& options) {
 
 constexpr char kUsage[] =
     "usage: fashion_mnist_mlp [--data DIR] [--epochs N>=1] [--steps N>=1] "
-    "[--batch N>=1] [--threads N>=0] [--model mlp|cnn]\n";
+    "[--batch N>=1] [--threads N>=0] [--model mlp|cnn] [--device auto|cpu|gpu]\n";
 
 // The values of the options the shared parser has read.
 absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
@@ -137,6 +149,11 @@ absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
     return absl::InvalidArgumentError(
         fmt::format("--model '{}': expected mlp or cnn", options.model));
   }
+  options.device = parsed.Value("device").value_or(options.device);
+  if (options.device != "auto" && options.device != "cpu" && options.device != "gpu") {
+    return absl::InvalidArgumentError(
+        fmt::format("--device '{}': expected auto, cpu or gpu", options.device));
+  }
   return options;
 }
 
@@ -146,7 +163,8 @@ absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
 int main(int argc, char** argv) {
   using rill::examples::kUsage;
   const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseOptionsOnly(
-      {argv + 1, argv + argc}, {"data", "epochs", "steps", "model", "batch", "threads"}, {});
+      {argv + 1, argv + argc}, {"data", "epochs", "steps", "model", "batch", "threads", "device"},
+      {});
   if (!parsed.ok()) return rill::cli::PrintUsageError("fashion_mnist_mlp", parsed.status(), kUsage);
   if (parsed->help) return rill::cli::PrintHelp(kUsage);
   const absl::StatusOr<rill::examples::Options> options = rill::examples::ParseOptions(*parsed);

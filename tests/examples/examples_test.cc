@@ -175,6 +175,33 @@ TEST(FashionMnistMlp, ReachesTestAccuracyAfterFiveEpochs) {
   EXPECT_EQ(ResultValue(run.out, "epochs"), 5.0) << run.out;
 }
 
+// Without a GPU the run stops at once, saying so; with one, both models
+// train there.
+TEST(FashionMnistMlp, TrainsOnTheGpuOrSaysThereIsNone) {
+  if (!std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  bool trained = false;
+  for (const char* model : {"mlp", "cnn"}) {
+    const auto run =
+        RunExample("fashion_mnist_mlp", {"--device", "gpu", "--model", model, "--steps", "400"});
+    if (run.err.find("this machine has no GPU") != std::string::npos) {
+      EXPECT_EQ(run.exit_code, 1);
+      continue;
+    }
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_GE(ResultValue(run.out, "test_accuracy"), 0.75) << run.out;
+    trained = true;
+  }
+  if (!trained) GTEST_SKIP() << "no GPU: fashion_mnist_mlp --device gpu refused, as it should";
+}
+
+TEST(FashionMnistMlp, RejectsAnUnknownDevice) {
+  const auto run = RunExample("fashion_mnist_mlp", {"--device", "tpu"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr("--device 'tpu'"));
+}
+
 TEST(FashionMnistMlp, NamesTheMissingDataDirectory) {
   const auto run = RunExample("fashion_mnist_mlp", {"--data", "/nonexistent/fashion"});
   EXPECT_EQ(run.exit_code, 1);
