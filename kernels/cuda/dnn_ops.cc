@@ -9,9 +9,12 @@
 // padding puts the odd row or column after the image, which cuDNN's
 // symmetric padding cannot express, and the copy is needed for the layout
 // anyway. Results are copied back into the node's layout (NHWC, or NCHW,
-// which only GPUs run, as in TensorFlow), cropping the padding.
+// which only GPUs run, as in TensorFlow), cropping the padding. A
+// convolution runs the algorithm that cuDNN measured fastest for its shape
+// on its device, searched on the shape's first run.
 #include <algorithm>
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -62,9 +65,9 @@ struct Algorithm {
   size_t workspace = 0;
 };
 
-// The first algorithm of cuDNN's heuristic ranking that runs here within
-// kMaxWorkspaceBytes, deterministic ones first, never on tensor cores (TF32
-// would lose float precision).
+// The first algorithm of a cuDNN ranking (the heuristics' or the measured
+// one) that runs here within kMaxWorkspaceBytes, deterministic ones first,
+// never on tensor cores (TF32 would lose float precision).
 template <typename Perf>
 absl::StatusOr<int> PickAlgorithm(const KernelContext& ctx, const Perf* perf, int count) {
   for (const bool need_deterministic : {true, false}) {
@@ -115,7 +118,8 @@ absl::StatusOr<ConvDescs> MakeConvDescs(const KernelContext& ctx, const ConvGeom
                       CUDNN_CROSS_CORRELATION, kCudnnType<T>),
                   what));
   // CUDNN_DEFAULT_MATH would allow TF32 tensor cores for float on Ampere
-  // and later; FMA keeps full float32, as the CPU computes.
+  // and later; FMA keeps full float32, as the CPU computes. Double keeps
+  // the default, which has no reduced-precision math to fall into.
   if constexpr (std::is_same_v<T, float>) {
     RETURN_IF_ERROR(CudnnResult(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH), what));
   }
@@ -128,6 +132,208 @@ absl::StatusOr<ConvDescs> MakeConvDescs(const KernelContext& ctx, const ConvGeom
         ctx.node().name(), n, c, h, w, g.batch, g.out_depth, g.rows.output, g.cols.output));
   }
   return d;
+}
+
+// The device buffers of one convolution, as ConvDescs describes them; the
+// operation writes one (y forward, x for the input's gradient, w for the
+// filter's) and reads the other two.
+struct ConvBuffers {
+  void* x = nullptr;
+  void* w = nullptr;
+  void* y = nullptr;
+};
+
+// The cuDNN calls of each convolution, so that choosing and running an
+// algorithm is written once for all three.
+template <ConvOp kOp>
+struct ConvCalls;
+
+template <>
+struct ConvCalls<ConvOp::kForward> {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  using Algo = cudnnConvolutionFwdAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  static constexpr const char* kRun = "cudnnConvolutionForward";
+
+  static cudnnStatus_t Heuristic(cudnnHandle_t h, const ConvDescs& d, int* count, Perf* perf) {
+    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                  kCount, count, perf);
+  }
+  static cudnnStatus_t Find(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b,
+                            void* workspace, size_t bytes, int* count, Perf* perf) {
+    return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.get(), b.x, d.w.get(), b.w, d.conv.get(),
+                                                  d.y.get(), b.y, kCount, count, perf, workspace,
+                                                  bytes);
+  }
+  static cudnnStatus_t WorkspaceSize(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
+                                                   static_cast<Algo>(algo), bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b, int algo,
+                           void* workspace, size_t bytes, const void* one, const void* zero) {
+    return cudnnConvolutionForward(h, one, d.x.get(), b.x, d.w.get(), b.w, d.conv.get(),
+                                   static_cast<Algo>(algo), workspace, bytes, zero, d.y.get(), b.y);
+  }
+};
+
+template <>
+struct ConvCalls<ConvOp::kBackpropInput> {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdDataAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+  static constexpr const char* kRun = "cudnnConvolutionBackwardData";
+
+  static cudnnStatus_t Heuristic(cudnnHandle_t h, const ConvDescs& d, int* count, Perf* perf) {
+    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                       d.x.get(), kCount, count, perf);
+  }
+  static cudnnStatus_t Find(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b,
+                            void* workspace, size_t bytes, int* count, Perf* perf) {
+    return cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.get(), b.w, d.y.get(), b.y,
+                                                       d.conv.get(), d.x.get(), b.x, kCount, count,
+                                                       perf, workspace, bytes);
+  }
+  static cudnnStatus_t WorkspaceSize(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.get(), d.y.get(), d.conv.get(),
+                                                        d.x.get(), static_cast<Algo>(algo), bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b, int algo,
+                           void* workspace, size_t bytes, const void* one, const void* zero) {
+    return cudnnConvolutionBackwardData(h, one, d.w.get(), b.w, d.y.get(), b.y, d.conv.get(),
+                                        static_cast<Algo>(algo), workspace, bytes, zero, d.x.get(),
+                                        b.x);
+  }
+};
+
+template <>
+struct ConvCalls<ConvOp::kBackpropFilter> {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdFilterAlgo_t;
+  static constexpr int kCount = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  static constexpr const char* kRun = "cudnnConvolutionBackwardFilter";
+
+  static cudnnStatus_t Heuristic(cudnnHandle_t h, const ConvDescs& d, int* count, Perf* perf) {
+    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.get(), d.y.get(), d.conv.get(),
+                                                         d.w.get(), kCount, count, perf);
+  }
+  static cudnnStatus_t Find(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b,
+                            void* workspace, size_t bytes, int* count, Perf* perf) {
+    return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.get(), b.x, d.y.get(), b.y,
+                                                         d.conv.get(), d.w.get(), b.w, kCount,
+                                                         count, perf, workspace, bytes);
+  }
+  static cudnnStatus_t WorkspaceSize(cudnnHandle_t h, const ConvDescs& d, int algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), static_cast<Algo>(algo), bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const ConvDescs& d, const ConvBuffers& b, int algo,
+                           void* workspace, size_t bytes, const void* one, const void* zero) {
+    return cudnnConvolutionBackwardFilter(h, one, d.x.get(), b.x, d.y.get(), b.y, d.conv.get(),
+                                          static_cast<Algo>(algo), workspace, bytes, zero,
+                                          d.w.get(), b.w);
+  }
+};
+
+// The fastest algorithm for `d` as measured on this device, as
+// TensorFlow's autotuning chooses: cudnnFind*Ex runs every candidate once
+// on the kernel's own buffers (it writes the output, which the real run
+// then overwrites; it reads the inputs only) and ranks them by time. Its
+// scratch workspace is the largest that a candidate of the heuristics
+// wants within kMaxWorkspaceBytes, so the search leaves out only what the
+// run could not take either. The heuristics' first choice stands when the
+// search cannot run (no memory for its workspace, a cuDNN error) or keeps
+// nothing.
+template <ConvOp kOp>
+absl::StatusOr<Algorithm> ChooseAlgorithm(KernelContext& ctx, const GpuDeviceContext& gpu,
+                                          const ConvDescs& d, const ConvBuffers& b)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
+  using Calls = ConvCalls<kOp>;
+  typename Calls::Perf perf[Calls::kCount];
+  int count = 0;
+  RETURN_IF_ERROR(CudnnResult(Calls::Heuristic(gpu.cudnn(), d, &count, perf),
+                              ctx.node().name() + ": choosing a cuDNN convolution"));
+  absl::StatusOr<int> algo = PickAlgorithm(ctx, perf, count);
+  size_t search_bytes = 0;
+  for (int i = 0; i < count; ++i) {
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspaceBytes) {
+      search_bytes = std::max(search_bytes, perf[i].memory);
+    }
+  }
+  if (absl::StatusOr<Tensor> scratch = Workspace(ctx, search_bytes); scratch.ok()) {
+    typename Calls::Perf measured[Calls::kCount];
+    int measured_count = 0;
+    const cudnnStatus_t found = Calls::Find(gpu.cudnn(), d, b, scratch->raw_data(), search_bytes,
+                                            &measured_count, measured);
+    // A candidate that could not launch here leaves its error for this
+    // thread's next launch check; the search has passed it over already.
+    static_cast<void>(cudaGetLastError());
+    if (found == CUDNN_STATUS_SUCCESS) {
+      if (absl::StatusOr<int> fastest = PickAlgorithm(ctx, measured, measured_count);
+          fastest.ok()) {
+        algo = fastest;
+      }
+    }
+  }
+  if (!algo.ok()) return algo.status();
+  Algorithm a;
+  a.algo = *algo;
+  RETURN_IF_ERROR(CudnnResult(Calls::WorkspaceSize(gpu.cudnn(), d, a.algo, &a.workspace),
+                              ctx.node().name() + ": cuDNN workspace size"));
+  return a;
+}
+
+// The algorithms chosen so far, for every convolution kernel of the
+// process, keyed by what the cuDNN call sees: the operation, dtype,
+// device, padded input, filter, strides and dilations. One map for the
+// process, as TensorFlow keeps: the search takes milliseconds, and every
+// session builds its kernels anew, so a map per kernel would search again
+// for each session and for each node of a shape met before.
+//
+// Thread safety: the map is guarded by mu.
+struct AlgorithmCache {
+  struct Key {
+    ConvOp op;
+    cudnnDataType_t dtype;
+    int device;
+    std::array<int64_t, 4> input;   // Padded NCHW.
+    std::array<int64_t, 3> filter;  // Out depth, rows, cols.
+    std::array<int64_t, 4> steps;   // Strides and dilations, rows then cols.
+    auto operator<=>(const Key&) const = default;
+  };
+  absl::Mutex mu;
+  std::map<Key, Algorithm> algorithms ABSL_GUARDED_BY(mu);
+};
+
+AlgorithmCache& ConvAlgorithms() {
+  // Never destroyed: kernels may run while the process exits.
+  static AlgorithmCache* const cache = new AlgorithmCache;
+  return *cache;
+}
+
+// The algorithm for the convolution that `d` describes, searched once per
+// key: calls on one device context hold its library_mu() throughout, so
+// they never search a key twice (two contexts of one GPU may, harmlessly).
+template <typename T, ConvOp kOp>
+absl::StatusOr<Algorithm> CachedAlgorithm(KernelContext& ctx, const GpuDeviceContext& gpu,
+                                          const ConvGeometry& g, const Spatial& s,
+                                          const ConvDescs& d, const ConvBuffers& b)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
+  const AlgorithmCache::Key key = {
+      kOp,
+      kCudnnType<T>,
+      gpu.ordinal(),
+      {g.batch, g.depth, s.height, s.width},
+      {g.out_depth, g.rows.window, g.cols.window},
+      {g.rows.stride, g.cols.stride, g.rows.dilation, g.cols.dilation}};
+  AlgorithmCache& cache = ConvAlgorithms();
+  {
+    absl::MutexLock lock(&cache.mu);
+    if (auto it = cache.algorithms.find(key); it != cache.algorithms.end()) return it->second;
+  }
+  ASSIGN_OR_RETURN(Algorithm chosen, ChooseAlgorithm<kOp>(ctx, gpu, d, b));
+  absl::MutexLock lock(&cache.mu);
+  cache.algorithms[key] = chosen;
+  return chosen;
 }
 
 template <typename T, ConvOp kOp>
@@ -166,21 +372,21 @@ class ConvGpu final : public OpKernel {
     return out;
   }
 
-  // The algorithm for `g`, chosen once per shape and device.
-  template <typename Choose>
-  absl::StatusOr<Algorithm> CachedAlgorithm(const GpuDeviceContext& gpu, const ConvGeometry& g,
-                                            Choose&& choose) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
-    const std::array<int64_t, 8> key = {gpu.ordinal(), g.batch,      g.depth,       g.out_depth,
-                                        g.rows.input,  g.cols.input, g.rows.window, g.cols.window};
-    {
-      absl::MutexLock lock(&mu_);
-      if (auto it = algorithms_.find(key); it != algorithms_.end()) return it->second;
+  // Runs the convolution on cuDNN's layouts (ConvDescs), choosing its
+  // algorithm on the first run of the shape.
+  absl::Status Convolve(KernelContext& ctx, GpuDeviceContext& gpu, const ConvGeometry& g,
+                        const Spatial& s, const ConvBuffers& b) const {
+    absl::MutexLock lock(&gpu.library_mu());
+    ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
+    ASSIGN_OR_RETURN(Algorithm algo, (CachedAlgorithm<T, kOp>(ctx, gpu, g, s, d, b)));
+    Tensor workspace;
+    if (algo.workspace > 0) {
+      ASSIGN_OR_RETURN(workspace, Workspace(ctx, algo.workspace));
     }
-    ASSIGN_OR_RETURN(Algorithm chosen, choose());
-    absl::MutexLock lock(&mu_);
-    algorithms_[key] = chosen;
-    return chosen;
+    const T one = 1, zero = 0;
+    return CudnnResult(ConvCalls<kOp>::Run(gpu.cudnn(), d, b, algo.algo, workspace.raw_data(),
+                                           algo.workspace, &one, &zero),
+                       ctx.node().name() + ": " + ConvCalls<kOp>::kRun);
   }
 
   absl::Status Forward(KernelContext& ctx, GpuDeviceContext& gpu) const {
@@ -205,35 +411,8 @@ class ConvGpu final : public OpKernel {
       ASSIGN_OR_RETURN(y,
                        ctx.AllocateTemp(kDataTypeOf<T>, FromNhwc(Format::kNchw, g.output_shape())));
     }
-    {
-      absl::MutexLock lock(&gpu.library_mu());
-      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
-      ASSIGN_OR_RETURN(Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
-                         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-                         int count = 0;
-                         RETURN_IF_ERROR(CudnnResult(
-                             cudnnGetConvolutionForwardAlgorithm_v7(
-                                 gpu.cudnn(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
-                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf),
-                             ctx.node().name() + ": choosing a cuDNN convolution"));
-                         Algorithm a;
-                         ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
-                         RETURN_IF_ERROR(CudnnResult(
-                             cudnnGetConvolutionForwardWorkspaceSize(
-                                 gpu.cudnn(), d.x.get(), d.w.get(), d.conv.get(), d.y.get(),
-                                 static_cast<cudnnConvolutionFwdAlgo_t>(a.algo), &a.workspace),
-                             ctx.node().name() + ": cuDNN workspace size"));
-                         return a;
-                       }));
-      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
-      const T one = 1, zero = 0;
-      RETURN_IF_ERROR(CudnnResult(
-          cudnnConvolutionForward(gpu.cudnn(), &one, d.x.get(), x.data<T>(), d.w.get(), w.data<T>(),
-                                  d.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo),
-                                  workspace.raw_data(), algo.workspace, &zero, d.y.get(),
-                                  y.data<T>()),
-          ctx.node().name() + ": cudnnConvolutionForward"));
-    }
+    RETURN_IF_ERROR(
+        Convolve(ctx, gpu, g, s, ConvBuffers{x.raw_data(), w.raw_data(), y.raw_data()}));
     if (format_ == Format::kNchw) return absl::OkStatus();
     return FromNchw<T>(ctx, gpu, y, Spatial{0, 0, out_dims.h, out_dims.w}, format_, out_dims, *out);
   }
@@ -262,36 +441,8 @@ class ConvGpu final : public OpKernel {
       ASSIGN_OR_RETURN(
           dx, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({g.batch, g.depth, s.height, s.width})));
     }
-    {
-      absl::MutexLock lock(&gpu.library_mu());
-      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
-      ASSIGN_OR_RETURN(
-          Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
-            cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-            int count = 0;
-            RETURN_IF_ERROR(
-                CudnnResult(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                                gpu.cudnn(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
-                                CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf),
-                            ctx.node().name() + ": choosing a cuDNN convolution"));
-            Algorithm a;
-            ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
-            RETURN_IF_ERROR(
-                CudnnResult(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                                gpu.cudnn(), d.w.get(), d.y.get(), d.conv.get(), d.x.get(),
-                                static_cast<cudnnConvolutionBwdDataAlgo_t>(a.algo), &a.workspace),
-                            ctx.node().name() + ": cuDNN workspace size"));
-            return a;
-          }));
-      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
-      const T one = 1, zero = 0;
-      RETURN_IF_ERROR(
-          CudnnResult(cudnnConvolutionBackwardData(
-                          gpu.cudnn(), &one, d.w.get(), w.data<T>(), d.y.get(), dy.data<T>(),
-                          d.conv.get(), static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
-                          workspace.raw_data(), algo.workspace, &zero, d.x.get(), dx.data<T>()),
-                      ctx.node().name() + ": cudnnConvolutionBackwardData"));
-    }
+    RETURN_IF_ERROR(
+        Convolve(ctx, gpu, g, s, ConvBuffers{dx.raw_data(), w.raw_data(), dy.raw_data()}));
     if (direct) return absl::OkStatus();
     return FromNchw<T>(ctx, gpu, dx, s, format_, in_dims, *out);
   }
@@ -319,36 +470,8 @@ class ConvGpu final : public OpKernel {
                      ToNchw<T>(ctx, gpu, format_, out_backprop, DimsOf(g.output_shape())));
     const int64_t r = g.rows.window, c = g.cols.window, i = g.depth, o = g.out_depth;
     ASSIGN_OR_RETURN(Tensor dw, ctx.AllocateTemp(kDataTypeOf<T>, TensorShape({o, i, r, c})));
-    {
-      absl::MutexLock lock(&gpu.library_mu());
-      ASSIGN_OR_RETURN(ConvDescs d, MakeConvDescs<T>(ctx, g, s));
-      ASSIGN_OR_RETURN(
-          Algorithm algo, CachedAlgorithm(gpu, g, [&]() -> absl::StatusOr<Algorithm> {
-            cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-            int count = 0;
-            RETURN_IF_ERROR(
-                CudnnResult(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                                gpu.cudnn(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
-                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf),
-                            ctx.node().name() + ": choosing a cuDNN convolution"));
-            Algorithm a;
-            ASSIGN_OR_RETURN(a.algo, PickAlgorithm(ctx, perf, count));
-            RETURN_IF_ERROR(
-                CudnnResult(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                                gpu.cudnn(), d.x.get(), d.y.get(), d.conv.get(), d.w.get(),
-                                static_cast<cudnnConvolutionBwdFilterAlgo_t>(a.algo), &a.workspace),
-                            ctx.node().name() + ": cuDNN workspace size"));
-            return a;
-          }));
-      ASSIGN_OR_RETURN(Tensor workspace, Workspace(ctx, algo.workspace));
-      const T one = 1, zero = 0;
-      RETURN_IF_ERROR(
-          CudnnResult(cudnnConvolutionBackwardFilter(
-                          gpu.cudnn(), &one, d.x.get(), x.data<T>(), d.y.get(), dy.data<T>(),
-                          d.conv.get(), static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo),
-                          workspace.raw_data(), algo.workspace, &zero, d.w.get(), dw.data<T>()),
-                      ctx.node().name() + ": cudnnConvolutionBackwardFilter"));
-    }
+    RETURN_IF_ERROR(
+        Convolve(ctx, gpu, g, s, ConvBuffers{x.raw_data(), dw.raw_data(), dy.raw_data()}));
     // OIHW back to the filter's [rows, cols, depth, out_depth].
     const cuda::Relayout4d relayout = {
         {r, c, i, o}, {r, c, i, o}, {c, 1, r * c, i * r * c}, {0, 0, 0, 0}};
@@ -357,9 +480,6 @@ class ConvGpu final : public OpKernel {
 
   const Format format_;
   const window::WindowAttrs attrs_;
-  mutable absl::Mutex mu_;
-  // Keyed by device and shape (the attrs are the kernel's own).
-  mutable std::map<std::array<int64_t, 8>, Algorithm> algorithms_ ABSL_GUARDED_BY(mu_);
 };
 
 template <typename T>

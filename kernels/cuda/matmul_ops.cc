@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
@@ -50,9 +51,11 @@ absl::Status CheckFitsInt(const Gemm& g, const KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Queues the product on the device's stream: one cuBLAS call, which reads
+// the operands in place (the transposes are cuBLAS's op flags).
 template <typename T>
 absl::Status RunGemm(KernelContext& ctx, GpuDeviceContext& gpu, const Gemm& g, const T* a,
-                     const T* b, T* out) {
+                     const T* b, T* out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(gpu.library_mu()) {
   RETURN_IF_ERROR(CheckFitsInt(g, ctx));
   const T alpha = 1, beta = 0;
   // Swapped operands: the column-major view of b is b^T, so op(B)^T is b's
@@ -64,7 +67,6 @@ absl::Status RunGemm(KernelContext& ctx, GpuDeviceContext& gpu, const Gemm& g, c
   const int k = static_cast<int>(g.inner);
   const int ldb = static_cast<int>(g.b_cols);
   const int lda = static_cast<int>(g.a_cols);
-  absl::MutexLock lock(&gpu.library_mu());
   cublasStatus_t status;
   if (g.batches == 1) {
     if constexpr (std::is_same_v<T, float>) {
@@ -86,6 +88,8 @@ absl::Status RunGemm(KernelContext& ctx, GpuDeviceContext& gpu, const Gemm& g, c
                                     a, lda, g.a_stride, &beta, out, m, g.out_stride, batches);
     }
   }
+  // The message is built only on failure: this runs once per product.
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return CublasResult(status, ctx.node().name() + ": cuBLAS gemm");
 }
 
@@ -122,6 +126,7 @@ class MatMulGpu final : public OpKernel {
     g.inner = dims.inner;
     g.a_cols = a.dim_size(1);
     g.b_cols = b.dim_size(1);
+    absl::MutexLock lock(&gpu->library_mu());
     return RunGemm<T>(ctx, *gpu, g, a.data<T>(), b.data<T>(), out->data<T>());
   }
 
@@ -134,9 +139,10 @@ class MatMulGpu final : public OpKernel {
 };
 
 // When each operand holds either one matrix or one per output batch, one
-// strided-batched call does all (stride 0 repeats the single matrix);
-// otherwise (batch dimensions broadcast against each other, [2, 1] with
-// [1, 3]) one call per output matrix.
+// strided-batched call does all (stride 0 repeats the single matrix), or
+// one plain product when x's batches stack into one matrix. Otherwise
+// (batch dimensions broadcast against each other, [2, 1] with [1, 3]) one
+// strided-batched call per run of the last batch dimension.
 template <typename T>
 class BatchMatMulGpu final : public OpKernel {
  public:
@@ -170,14 +176,33 @@ class BatchMatMulGpu final : public OpKernel {
     const int64_t x_batches = matmul::OperandBatches(x.shape());
     const int64_t y_batches = matmul::OperandBatches(y.shape());
     const auto strided = [&](int64_t batches) { return batches == 1 || batches == d.num_batches; };
+    absl::MutexLock lock(&gpu->library_mu());
     if (strided(x_batches) && strided(y_batches)) {
+      // x's matrices lie one after another, so against a single y they are
+      // the rows of one [batches * rows, x_cols] matrix: one plain product,
+      // which cuBLAS tiles better than many small ones.
+      if (y_batches == 1 && x_batches == d.num_batches && !adj_x_ &&
+          d.num_batches * g.rows <= INT_MAX) {
+        g.rows *= d.num_batches;
+        return RunGemm<T>(ctx, *gpu, g, x.data<T>(), y.data<T>(), out->data<T>());
+      }
       g.batches = d.num_batches;
       g.a_stride = x_batches == 1 ? 0 : x_size;
       g.b_stride = y_batches == 1 ? 0 : y_size;
       g.out_stride = out_size;
       return RunGemm<T>(ctx, *gpu, g, x.data<T>(), y.data<T>(), out->data<T>());
     }
-    for (int64_t i = 0; i < d.num_batches; ++i) {
+    // Along the last batch dimension each operand steps by one matrix or,
+    // where it has size 1 (or none), repeats one.
+    const int64_t run = d.batch.back();
+    const auto step = [&](const TensorShape& s, int64_t size) -> int64_t {
+      return s.dims() > 2 && s.dim_size(s.dims() - 3) == run ? size : 0;
+    };
+    g.batches = run;
+    g.a_stride = step(x.shape(), x_size);
+    g.b_stride = step(y.shape(), y_size);
+    g.out_stride = out_size;
+    for (int64_t i = 0; i < d.num_batches; i += run) {
       const int64_t xb = matmul::OperandBatchIndex(i, d.batch, x.shape());
       const int64_t yb = matmul::OperandBatchIndex(i, d.batch, y.shape());
       RETURN_IF_ERROR(RunGemm<T>(ctx, *gpu, g, x.data<T>() + xb * x_size, y.data<T>() + yb * y_size,
