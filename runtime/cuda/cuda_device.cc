@@ -167,6 +167,8 @@ absl::StatusOr<std::unique_ptr<GpuState>> GpuState::Create(std::string name, int
                        where + ": creating the compute stream");
   RETURN_IF_CUDA_ERROR(cudaStreamCreateWithFlags(&gpu->copy_, cudaStreamNonBlocking),
                        where + ": creating the copy stream");
+  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&gpu->order_event_, cudaEventDisableTiming),
+                       where + ": creating the event that orders the streams");
   // A failed create leaves no handle for the destructor to destroy.
   if (absl::Status s = CublasResult(cublasCreate(&gpu->cublas_), where + ": cublasCreate");
       !s.ok()) {
@@ -202,23 +204,20 @@ GpuState::~GpuState() {
   if (cublas_ != nullptr) cublasDestroy(cublas_);
   if (allocator_ != nullptr) allocator_->ReleaseCache();
   if (pinned_ != nullptr) pinned_->ReleaseCache();
+  if (order_event_ != nullptr) static_cast<void>(cudaEventDestroy(order_event_));
   if (compute_ != nullptr) static_cast<void>(cudaStreamDestroy(compute_));
   if (copy_ != nullptr) static_cast<void>(cudaStreamDestroy(copy_));
 }
 
 absl::Status GpuState::Order(cudaStream_t first, cudaStream_t second) {
-  cudaEvent_t event = nullptr;
   RETURN_IF_CUDA_ERROR(cudaSetDevice(ordinal_), "cudaSetDevice");
-  RETURN_IF_CUDA_ERROR(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
-  absl::Status status;
-  if (const cudaError_t e = cudaEventRecord(event, first); e != cudaSuccess) {
-    status = CudaError(e, "cudaEventRecord");
-  } else if (const cudaError_t w = cudaStreamWaitEvent(second, event, 0); w != cudaSuccess) {
-    status = CudaError(w, "cudaStreamWaitEvent");
-  }
-  // Destroying a recorded event is allowed: the wait keeps what it needs.
-  static_cast<void>(cudaEventDestroy(event));
-  return status;
+  // One event serves every ordering: a wait takes the record made just
+  // before it, and the lock keeps another record from coming between.
+  // Creating an event per copy cost more than the copy of a small tensor.
+  absl::MutexLock lock(&order_mu_);
+  RETURN_IF_CUDA_ERROR(cudaEventRecord(order_event_, first), "cudaEventRecord");
+  RETURN_IF_CUDA_ERROR(cudaStreamWaitEvent(second, order_event_, 0), "cudaStreamWaitEvent");
+  return absl::OkStatus();
 }
 
 void GpuState::CopyToHost(const Tensor& src, Tensor* dst, CopyDone done) {

@@ -88,7 +88,7 @@ class GpuState final : public GpuDeviceContext {
   absl::Status CopyOnComputeStream(const void* src, void* dst, size_t bytes, cudaMemcpyKind kind,
                                    const char* what);
   // Makes `second` wait for the work queued on `first` so far.
-  absl::Status Order(cudaStream_t first, cudaStream_t second);
+  absl::Status Order(cudaStream_t first, cudaStream_t second) ABSL_LOCKS_EXCLUDED(order_mu_);
   // Copies `src` into `to` (allocated on the other side) on the copy
   // stream after the compute stream's work so far, then sets `*dst`;
   // `to_device`: the compute stream's later work waits for the copy.
@@ -99,6 +99,8 @@ class GpuState final : public GpuDeviceContext {
   const int64_t memory_limit_bytes_;
   cudaStream_t compute_ = nullptr;
   cudaStream_t copy_ = nullptr;
+  absl::Mutex order_mu_;
+  cudaEvent_t order_event_ = nullptr;  // Recorded and waited on under order_mu_.
   cublasHandle_t cublas_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   mutable absl::Mutex library_mu_;

@@ -195,16 +195,19 @@ TEST_F(DistributedMnist, TrainsWithCurveKeysAndRefusesAKeylessClient) {
   EXPECT_TRUE(ps->Running());
 }
 
-// --device gpu: each worker computes on its GPU (the trace shows the
-// worker's compute on /device:GPU:0) with its variables on the ps.
+// --device gpu: each worker of 1 ps + 2 computes on its GPU (the trace
+// shows the chief's compute on /device:GPU:0) with its variables on the
+// ps, every op of the step there, and reaches the CPU run's accuracy.
 TEST_F(DistributedMnist, WorkersTrainOnTheirGpu) {
   auto ps = Task("ps", 0);
   auto chief = Task("worker", 0, {"--device=gpu", "--train_steps=1200", "--trace_steps=2"});
+  auto worker = Task("worker", 1, {"--device=gpu", "--train_steps=1200"});
   const testing::ExitStatus exit = chief->WaitExit(absl::Seconds(240));
   if (exit.code != 0 && chief->Log().find("this machine has no GPU") != std::string::npos) {
     GTEST_SKIP() << chief->Log();
   }
   ASSERT_EQ(exit.code, 0) << chief->Log();
+  EXPECT_EQ(worker->WaitExit(absl::Seconds(120)).code, 0) << worker->Log();
   EXPECT_THAT(chief->Log(),
               ::testing::ContainsRegex("/job:worker/replica:0/task:0/device:GPU:0: compute"));
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 1200);
