@@ -1,24 +1,39 @@
 // GPU kernels through Session::Run beside the raw library call they are
-// built on, in one run: MatMul beside cublasSgemm, Conv2D beside
-// cudnnConvolutionForward, and the Fashion-MNIST training steps on /gpu:0
-// beside /cpu:0. Each session step and each baseline iteration ends by
-// copying one element of the result to the host, so both wait for the GPU.
-// Every benchmark skips, saying why, without a GPU. Figures:
-// benches/README.md.
+// built on, in one run: MatMul beside cublasSgemm; Conv2D and its two
+// gradients beside cuDNN running its fastest measured algorithm for the
+// shape, as the kernels choose theirs; and the Fashion-MNIST training steps
+// on /gpu:0 beside /cpu:0.
+//
+// Each session step and each baseline iteration ends by copying one
+// element of the result to the host, so both wait for the GPU. The
+// baselines' buffers hold random uniform values, as the session's
+// variables do. Sessions run without soft placement, so that a node
+// without a GPU kernel fails its benchmark instead of quietly timing the
+// CPU. The fixed cost of a session step, what it costs beyond its kernel,
+// reads off as BM_SessionMatMul/m:16/k:16/n:16 minus
+// BM_CublasSgemm/m:16/k:16/n:16. Every benchmark skips, saying why,
+// without a GPU. Figures: benches/README.md.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "examples/fashion_mlp_model.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
@@ -42,10 +57,92 @@ bool Failed(benchmark::State& state, const absl::Status& status) {
   return true;
 }
 
-bool CudaFailed(benchmark::State& state, cudaError_t error, const char* what) {
-  if (error == cudaSuccess) return false;
-  state.SkipWithError((std::string(what) + ": " + cudaGetErrorString(error)).c_str());
-  return true;
+// The result of a CUDA, cuBLAS or cuDNN call as a status, `what` naming
+// the call.
+absl::Status Check(cudaError_t error, const char* what) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(error)));
+}
+absl::Status Check(cublasStatus_t status, const char* what) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusString(status)));
+}
+absl::Status Check(cudnnStatus_t status, const char* what) {
+  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudnnGetErrorString(status)));
+}
+
+// Destroys a CUDA, cuBLAS or cuDNN object through its C API's `kDestroy`.
+template <auto kDestroy>
+struct Destroyer {
+  template <typename T>
+  void operator()(T* object) const {
+    static_cast<void>(kDestroy(object));
+  }
+};
+
+// A CUDA, cuBLAS or cuDNN object of a handle type such as cudaStream_t,
+// owned: destroyed with `kDestroy`.
+template <typename Handle, auto kDestroy>
+using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Destroyer<kDestroy>>;
+
+// Gives `owned` the object that `create(&object)` makes.
+template <typename T, typename D, typename Create>
+absl::Status Make(std::unique_ptr<T, D>& owned, Create create, const char* what) {
+  T* object = nullptr;
+  RETURN_IF_ERROR(Check(create(&object), what));
+  owned.reset(object);
+  return absl::OkStatus();
+}
+
+using DeviceFloats = Owned<float*, cudaFree>;
+
+absl::StatusOr<DeviceFloats> NewDeviceFloats(int64_t count) {
+  DeviceFloats floats;
+  RETURN_IF_ERROR(Make(
+      floats, [count](float** p) { return cudaMalloc(p, count * sizeof(float)); }, "cudaMalloc"));
+  return floats;
+}
+
+// `count` floats on the device, random uniform in [0, 1) as RandomUniform
+// gives the session's variables: a GPU multiplying zeros draws less power
+// and may clock higher than on real data, which would flatter a baseline.
+absl::StatusOr<DeviceFloats> RandomDeviceFloats(int64_t count, uint32_t seed) {
+  std::vector<float> host(count);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(0.f, 1.f);
+  for (float& value : host) value = uniform(rng);
+  ASSIGN_OR_RETURN(DeviceFloats floats, NewDeviceFloats(count));
+  RETURN_IF_ERROR(
+      Check(cudaMemcpy(floats.get(), host.data(), count * sizeof(float), cudaMemcpyHostToDevice),
+            "cudaMemcpy"));
+  return floats;
+}
+
+void SetTflops(benchmark::State& state, double flops) {
+  state.counters["TFLOPS"] =
+      benchmark::Counter(flops / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Times `call` (one library call queued on `stream`, returning its
+// status), each time copying one element of `output` to the host and
+// waiting for it, as a session step fetching one element waits for its
+// result.
+template <typename Call>
+void TimeLibraryCalls(benchmark::State& state, cudaStream_t stream, const float* output,
+                      double flops, const char* what, Call call) {
+  float element = 0;
+  for (auto _ : state) {
+    const absl::Status called = Check(call(), what);
+    const cudaError_t copied =
+        cudaMemcpyAsync(&element, output, sizeof(float), cudaMemcpyDeviceToHost, stream);
+    if (Failed(state, called) || Failed(state, Check(copied, "cudaMemcpyAsync")) ||
+        Failed(state, Check(cudaStreamSynchronize(stream), what))) {
+      break;
+    }
+  }
+  benchmark::DoNotOptimize(element);
+  SetTflops(state, flops);
 }
 
 // A session over `graph` that has run `init`; nullptr (and `state`
@@ -53,22 +150,40 @@ bool CudaFailed(benchmark::State& state, cudaError_t error, const char* what) {
 std::unique_ptr<Session> InitializedSession(benchmark::State& state, const GraphDef& graph,
                                             const std::string& init) {
   SessionOptions options;
-  options.allow_soft_placement = true;
+  // Every op of these graphs has a GPU kernel; with soft placement a node
+  // that lost its kernel would run on the CPU unnoticed, timing the wrong
+  // thing. Without it, the session fails to build and the benchmark says why.
+  options.allow_soft_placement = false;
   absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, graph);
   if (Failed(state, session.status())) return nullptr;
   if (Failed(state, (*session)->Run({}, {}, {init}).status())) return nullptr;
   return std::move(*session);
 }
 
-// Runs `fetch` once per iteration, then sets the FLOP rate.
-void RunSteps(benchmark::State& state, Session& session, const std::string& fetch, double flops) {
+// Times Session::Run fetching `fetch` (one element of a result computed
+// on /gpu:0), in a session over `root`'s graph with its variables
+// initialized.
+void TimeSessionSteps(benchmark::State& state, const Scope& root, const Output& fetch,
+                      double flops) {
+  const Operation init = GlobalVariablesInitializer(root);
+  absl::StatusOr<GraphDef> graph = root.ToGraphDef();
+  if (Failed(state, graph.status())) return;
+  std::unique_ptr<Session> session = InitializedSession(state, *graph, init.name());
+  if (session == nullptr) return;
   for (auto _ : state) {
-    absl::StatusOr<std::vector<Tensor>> out = session.Run({}, {fetch});
+    absl::StatusOr<std::vector<Tensor>> out = session->Run({}, {fetch.name()});
     if (Failed(state, out.status())) return;
   }
-  state.counters["TFLOPS"] =
-      benchmark::Counter(flops / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  SetTflops(state, flops);
 }
+
+// A variable of `shape` (int32) on the scope's device, initialized with
+// random uniform values in [0, 1).
+Output RandomVariable(const Scope& root, std::string_view name, const ops::Input& shape) {
+  return Variable(root, name, ops::RandomUniform(root, shape, DT_FLOAT)).value();
+}
+
+constexpr float kOne = 1, kZero = 0;
 
 // [m, k] x [k, n] on /gpu:0 from two variables, fetching one element of
 // the product.
@@ -77,62 +192,43 @@ void BM_SessionMatMul(benchmark::State& state) {
   const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
             n = static_cast<int>(state.range(2));
   const Scope root = ops::NewRootScope().WithDevice("/gpu:0");
-  const Variable a(root, "a", ops::RandomUniform(root, {m, k}, DT_FLOAT));
-  const Variable b(root, "b", ops::RandomUniform(root, {k, n}, DT_FLOAT));
-  const Output product = ops::MatMul(root.WithOpName("product"), a.value(), b.value());
+  const Output a = RandomVariable(root, "a", {m, k});
+  const Output b = RandomVariable(root, "b", {k, n});
+  const Output product = ops::MatMul(root.WithOpName("product"), a, b);
   const Output corner = ops::Slice(root.WithOpName("corner"), product, {0, 0}, {1, 1});
-  const Operation init = GlobalVariablesInitializer(root);
-  absl::StatusOr<GraphDef> graph = root.ToGraphDef();
-  if (Failed(state, graph.status())) return;
-  std::unique_ptr<Session> session = InitializedSession(state, *graph, init.name());
-  if (session != nullptr) RunSteps(state, *session, corner.name(), 2.0 * m * k * n);
+  TimeSessionSteps(state, root, corner, 2.0 * m * k * n);
 }
 
 // The same product by cuBLAS on device buffers (row-major, as the kernel
-// computes it: C^T = B^T A^T), then one element copied to the host.
+// computes it: C^T = B^T A^T).
 void BM_CublasSgemm(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
-  float *a = nullptr, *b = nullptr, *c = nullptr;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t handle = nullptr;
-  if (CudaFailed(state, cudaMalloc(&a, m * k * sizeof(float)), "cudaMalloc") ||
-      CudaFailed(state, cudaMalloc(&b, k * n * sizeof(float)), "cudaMalloc") ||
-      CudaFailed(state, cudaMalloc(&c, m * n * sizeof(float)), "cudaMalloc") ||
-      CudaFailed(state, cudaMemset(a, 0, m * k * sizeof(float)), "cudaMemset") ||
-      CudaFailed(state, cudaMemset(b, 0, k * n * sizeof(float)), "cudaMemset") ||
-      CudaFailed(state, cudaStreamCreate(&stream), "cudaStreamCreate")) {
+  const int m = static_cast<int>(state.range(0)), k = static_cast<int>(state.range(1)),
+            n = static_cast<int>(state.range(2));
+  absl::StatusOr<DeviceFloats> a = RandomDeviceFloats(int64_t{m} * k, 1);
+  absl::StatusOr<DeviceFloats> b = RandomDeviceFloats(int64_t{k} * n, 2);
+  absl::StatusOr<DeviceFloats> c = NewDeviceFloats(int64_t{m} * n);
+  Owned<cudaStream_t, cudaStreamDestroy> stream;
+  Owned<cublasHandle_t, cublasDestroy> handle;
+  if (Failed(state, a.status()) || Failed(state, b.status()) || Failed(state, c.status()) ||
+      Failed(state, Make(stream, cudaStreamCreate, "cudaStreamCreate")) ||
+      Failed(state, Make(handle, cublasCreate, "cublasCreate")) ||
+      Failed(state, Check(cublasSetStream(handle.get(), stream.get()), "cublasSetStream"))) {
     return;
   }
-  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
-    state.SkipWithError("cublasCreate failed");
-  } else {
-    cublasSetStream(handle, stream);
-    const float one = 1, zero = 0;
-    float corner = 0;
-    for (auto _ : state) {
-      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                  static_cast<int>(k), &one, b, static_cast<int>(n), a, static_cast<int>(k), &zero,
-                  c, static_cast<int>(n));
-      cudaMemcpyAsync(&corner, c, sizeof(float), cudaMemcpyDeviceToHost, stream);
-      if (CudaFailed(state, cudaStreamSynchronize(stream), "cublasSgemm")) break;
-    }
-    benchmark::DoNotOptimize(corner);
-    state.counters["TFLOPS"] =
-        benchmark::Counter(2.0 * m * k * n / 1e12, benchmark::Counter::kIsIterationInvariantRate);
-    cublasDestroy(handle);
-  }
-  cudaStreamDestroy(stream);
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
+  TimeLibraryCalls(state, stream.get(), c->get(), 2.0 * m * k * n, "cublasSgemm", [&] {
+    return cublasSgemm(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &kOne, b->get(), n,
+                       a->get(), k, &kZero, c->get(), n);
+  });
 }
 
-// The 4096^2 product, then the MLP's layers at batch 1024 and 64.
+// The 4096^2 product, the MLP's layers at batch 1024 and 64, and 16^3,
+// whose time is nearly all fixed cost: there the session's time minus
+// cuBLAS's is what a session step costs beyond its kernel.
 void MatMulShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"m", "k", "n"});
   for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
-           {4096, 4096, 4096}, {1024, 784, 128}, {1024, 128, 10}, {64, 784, 128}}) {
+           {4096, 4096, 4096}, {1024, 784, 128}, {1024, 128, 10}, {64, 784, 128}, {16, 16, 16}}) {
     b->Args({m, k, n});
   }
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -141,110 +237,233 @@ BENCHMARK(BM_SessionMatMul)->Apply(MatMulShapes);
 BENCHMARK(BM_CublasSgemm)->Apply(MatMulShapes);
 
 // An NHWC convolution of a ResNet-like layer: [batch, 56, 56, 64] by a
-// 3x3x64x64 filter, stride 1, SAME.
+// 3x3x64x64 filter, stride 1, SAME, so the output (and the gradient
+// flowing back into it) has the image's shape. Its two gradients take as
+// many multiply-adds as the convolution.
 constexpr int kConvBatch = 32, kConvSide = 56, kConvDepth = 64, kConvWindow = 3;
 double ConvFlops() {
   return 2.0 * kConvBatch * kConvSide * kConvSide * kConvDepth * kConvDepth * kConvWindow *
          kConvWindow;
 }
 
+// The image's and the filter's shapes as int32 vectors, the form of
+// RandomUniform's shape and of the gradients' input_sizes and
+// filter_sizes.
+Tensor ConvImageShape() {
+  return Tensor::FromVector<int32_t>({kConvBatch, kConvSide, kConvSide, kConvDepth},
+                                     TensorShape({4}));
+}
+Tensor ConvFilterShape() {
+  return Tensor::FromVector<int32_t>({kConvWindow, kConvWindow, kConvDepth, kConvDepth},
+                                     TensorShape({4}));
+}
+
+Output FirstElement4d(const Scope& root, const Output& tensor) {
+  return ops::Slice(root.WithOpName("corner"), tensor, {0, 0, 0, 0}, {1, 1, 1, 1});
+}
+
 void BM_SessionConv2D(benchmark::State& state) {
   if (!HaveGpu(state)) return;
   const Scope root = ops::NewRootScope().WithDevice("/gpu:0");
-  const Variable x(
-      root, "x",
-      ops::RandomUniform(root, {kConvBatch, kConvSide, kConvSide, kConvDepth}, DT_FLOAT));
-  const Variable w(
-      root, "w",
-      ops::RandomUniform(root, {kConvWindow, kConvWindow, kConvDepth, kConvDepth}, DT_FLOAT));
-  const Output y = ops::Conv2D(root.WithOpName("conv"), x.value(), w.value(), {1, 1, 1, 1}, "SAME");
-  const Output corner = ops::Slice(root.WithOpName("corner"), y, {0, 0, 0, 0}, {1, 1, 1, 1});
-  const Operation init = GlobalVariablesInitializer(root);
-  absl::StatusOr<GraphDef> graph = root.ToGraphDef();
-  if (Failed(state, graph.status())) return;
-  std::unique_ptr<Session> session = InitializedSession(state, *graph, init.name());
-  if (session != nullptr) RunSteps(state, *session, corner.name(), ConvFlops());
+  const Output x = RandomVariable(root, "x", ConvImageShape());
+  const Output w = RandomVariable(root, "w", ConvFilterShape());
+  const Output y = ops::Conv2D(root.WithOpName("conv"), x, w, {1, 1, 1, 1}, "SAME");
+  TimeSessionSteps(state, root, FirstElement4d(root, y), ConvFlops());
 }
-BENCHMARK(BM_SessionConv2D)->UseRealTime()->Unit(benchmark::kMicrosecond);
 
-// The same convolution by cuDNN on NHWC buffers with full float32 math
-// (as the kernel asks for), its heuristics' first algorithm and workspace.
-void BM_CudnnConvolutionForward(benchmark::State& state) {
+// The gradient of the convolution's image from its filter and the
+// gradient of its output.
+void BM_SessionConv2DBackpropInput(benchmark::State& state) {
   if (!HaveGpu(state)) return;
-  const int n = kConvBatch, h = kConvSide, w = kConvSide, c = kConvDepth, r = kConvWindow;
-  cudnnHandle_t handle = nullptr;
-  cudaStream_t stream = nullptr;
-  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
-  cudnnFilterDescriptor_t w_desc = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  float *x = nullptr, *filter = nullptr, *y = nullptr;
-  void* workspace = nullptr;
-  size_t workspace_bytes = 0;
-  const size_t image_bytes = sizeof(float) * n * h * w * c;
-  if (CudaFailed(state, cudaStreamCreate(&stream), "cudaStreamCreate") ||
-      CudaFailed(state, cudaMalloc(&x, image_bytes), "cudaMalloc") ||
-      CudaFailed(state, cudaMalloc(&y, image_bytes), "cudaMalloc") ||
-      CudaFailed(state, cudaMalloc(&filter, sizeof(float) * r * r * c * c), "cudaMalloc") ||
-      CudaFailed(state, cudaMemset(x, 0, image_bytes), "cudaMemset") ||
-      CudaFailed(state, cudaMemset(filter, 0, sizeof(float) * r * r * c * c), "cudaMemset")) {
-    return;
-  }
-  bool ok = cudnnCreate(&handle) == CUDNN_STATUS_SUCCESS &&
-            cudnnSetStream(handle, stream) == CUDNN_STATUS_SUCCESS &&
-            cudnnCreateTensorDescriptor(&x_desc) == CUDNN_STATUS_SUCCESS &&
-            cudnnCreateTensorDescriptor(&y_desc) == CUDNN_STATUS_SUCCESS &&
-            cudnnCreateFilterDescriptor(&w_desc) == CUDNN_STATUS_SUCCESS &&
-            cudnnCreateConvolutionDescriptor(&conv) == CUDNN_STATUS_SUCCESS &&
-            cudnnSetTensor4dDescriptor(x_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, c, h, w) ==
-                CUDNN_STATUS_SUCCESS &&
-            cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, n, c, h, w) ==
-                CUDNN_STATUS_SUCCESS &&
-            cudnnSetFilter4dDescriptor(w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, c, c, r, r) ==
-                CUDNN_STATUS_SUCCESS &&
-            cudnnSetConvolution2dDescriptor(conv, r / 2, r / 2, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                            CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&
-            cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS;
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int count = 0;
-  ok = ok && cudnnGetConvolutionForwardAlgorithm_v7(handle, x_desc, w_desc, conv, y_desc,
-                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count,
-                                                    perf) == CUDNN_STATUS_SUCCESS;
-  int chosen = -1;
-  for (int i = 0; ok && i < count && chosen < 0; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) chosen = i;
-  }
-  ok = ok && chosen >= 0 &&
-       cudnnGetConvolutionForwardWorkspaceSize(handle, x_desc, w_desc, conv, y_desc,
-                                               perf[chosen].algo,
-                                               &workspace_bytes) == CUDNN_STATUS_SUCCESS &&
-       (workspace_bytes == 0 || cudaMalloc(&workspace, workspace_bytes) == cudaSuccess);
-  if (!ok) {
-    state.SkipWithError("setting up cuDNN failed");
-  } else {
-    const float one = 1, zero = 0;
-    float corner = 0;
-    for (auto _ : state) {
-      cudnnConvolutionForward(handle, &one, x_desc, x, w_desc, filter, conv, perf[chosen].algo,
-                              workspace, workspace_bytes, &zero, y_desc, y);
-      cudaMemcpyAsync(&corner, y, sizeof(float), cudaMemcpyDeviceToHost, stream);
-      if (CudaFailed(state, cudaStreamSynchronize(stream), "cudnnConvolutionForward")) break;
-    }
-    benchmark::DoNotOptimize(corner);
-    state.counters["TFLOPS"] =
-        benchmark::Counter(ConvFlops() / 1e12, benchmark::Counter::kIsIterationInvariantRate);
-  }
-  cudnnDestroyConvolutionDescriptor(conv);
-  cudnnDestroyFilterDescriptor(w_desc);
-  cudnnDestroyTensorDescriptor(x_desc);
-  cudnnDestroyTensorDescriptor(y_desc);
-  if (handle != nullptr) cudnnDestroy(handle);
-  cudaStreamDestroy(stream);
-  cudaFree(workspace);
-  cudaFree(x);
-  cudaFree(y);
-  cudaFree(filter);
+  const Scope root = ops::NewRootScope().WithDevice("/gpu:0");
+  const Output w = RandomVariable(root, "w", ConvFilterShape());
+  const Output dy = RandomVariable(root, "dy", ConvImageShape());
+  const Output dx = ops::Conv2DBackpropInput(root.WithOpName("conv_input_grad"), ConvImageShape(),
+                                             w, dy, {1, 1, 1, 1}, "SAME");
+  TimeSessionSteps(state, root, FirstElement4d(root, dx), ConvFlops());
 }
-BENCHMARK(BM_CudnnConvolutionForward)->UseRealTime()->Unit(benchmark::kMicrosecond);
+
+// The gradient of the convolution's filter from its image and the
+// gradient of its output.
+void BM_SessionConv2DBackpropFilter(benchmark::State& state) {
+  if (!HaveGpu(state)) return;
+  const Scope root = ops::NewRootScope().WithDevice("/gpu:0");
+  const Output x = RandomVariable(root, "x", ConvImageShape());
+  const Output dy = RandomVariable(root, "dy", ConvImageShape());
+  const Output dw = ops::Conv2DBackpropFilter(root.WithOpName("conv_filter_grad"), x,
+                                              ConvFilterShape(), dy, {1, 1, 1, 1}, "SAME");
+  TimeSessionSteps(state, root, FirstElement4d(root, dw), ConvFlops());
+}
+
+// The largest workspace a cuDNN algorithm may take here: the cap of the
+// kernels (kMaxWorkspaceBytes in kernels/cuda/dnn_ops.cc), so that the
+// baselines choose among the same candidates.
+constexpr size_t kCudnnWorkspaceBytes = size_t{256} << 20;
+
+// The convolution set up for raw cuDNN, shared by its three baselines:
+// x the NHWC image, w the filter (in cuDNN's NHWC filter layout), y the
+// NHWC output, all three holding random uniform values (each operation
+// writes one and reads the other two); CUDNN_FMA_MATH, the full float32
+// math the kernels ask for (no TF32 on tensor cores). Members are
+// destroyed in reverse order: the handle before its stream.
+struct CudnnConvolution {
+  Owned<cudaStream_t, cudaStreamDestroy> stream;
+  Owned<cudnnHandle_t, cudnnDestroy> handle;
+  Owned<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor> x_desc, y_desc;
+  Owned<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor> w_desc;
+  Owned<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor> conv;
+  DeviceFloats x, w, y;
+  Owned<void*, cudaFree> workspace;
+};
+
+absl::Status SetUp(CudnnConvolution& c) {
+  constexpr int n = kConvBatch, side = kConvSide, depth = kConvDepth, window = kConvWindow;
+  RETURN_IF_ERROR(Make(c.stream, cudaStreamCreate, "cudaStreamCreate"));
+  RETURN_IF_ERROR(Make(c.handle, cudnnCreate, "cudnnCreate"));
+  RETURN_IF_ERROR(Check(cudnnSetStream(c.handle.get(), c.stream.get()), "cudnnSetStream"));
+  for (auto* desc : {&c.x_desc, &c.y_desc}) {
+    RETURN_IF_ERROR(Make(*desc, cudnnCreateTensorDescriptor, "cudnnCreateTensorDescriptor"));
+    RETURN_IF_ERROR(Check(cudnnSetTensor4dDescriptor(desc->get(), CUDNN_TENSOR_NHWC,
+                                                     CUDNN_DATA_FLOAT, n, depth, side, side),
+                          "cudnnSetTensor4dDescriptor"));
+  }
+  RETURN_IF_ERROR(Make(c.w_desc, cudnnCreateFilterDescriptor, "cudnnCreateFilterDescriptor"));
+  RETURN_IF_ERROR(Check(cudnnSetFilter4dDescriptor(c.w_desc.get(), CUDNN_DATA_FLOAT,
+                                                   CUDNN_TENSOR_NHWC, depth, depth, window, window),
+                        "cudnnSetFilter4dDescriptor"));
+  RETURN_IF_ERROR(
+      Make(c.conv, cudnnCreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor"));
+  RETURN_IF_ERROR(
+      Check(cudnnSetConvolution2dDescriptor(c.conv.get(), window / 2, window / 2, 1, 1, 1, 1,
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+            "cudnnSetConvolution2dDescriptor"));
+  RETURN_IF_ERROR(Check(cudnnSetConvolutionMathType(c.conv.get(), CUDNN_FMA_MATH),
+                        "cudnnSetConvolutionMathType"));
+  const int64_t image = int64_t{n} * side * side * depth;
+  ASSIGN_OR_RETURN(c.x, RandomDeviceFloats(image, 1));
+  ASSIGN_OR_RETURN(c.w, RandomDeviceFloats(int64_t{window} * window * depth * depth, 2));
+  ASSIGN_OR_RETURN(c.y, RandomDeviceFloats(image, 3));
+  return Make(
+      c.workspace, [](void** p) { return cudaMalloc(p, kCudnnWorkspaceBytes); }, "cudaMalloc");
+}
+
+// The first algorithm of a cuDNN ranking that `rank(kCount, &count, perf)`
+// writes (the heuristics' order, or the measured one, fastest first) that
+// runs within the workspace and off the tensor cores: CUDNN_FMA_MATH asks
+// for full float32, yet a ranking may still list TF32 entries, which the
+// kernels pass over too.
+template <typename Perf, int kCount, typename Rank>
+absl::StatusOr<decltype(Perf::algo)> Choose(const char* what, Rank rank) {
+  std::array<Perf, kCount> perf;
+  int count = 0;
+  RETURN_IF_ERROR(Check(rank(kCount, &count, perf.data()), what));
+  // A candidate that could not launch during a search leaves its error for
+  // this thread's next launch check; the search has passed it over already.
+  static_cast<void>(cudaGetLastError());
+  for (int i = 0; i < count; ++i) {
+    const Perf& p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > kCudnnWorkspaceBytes ||
+        p.mathType == CUDNN_TENSOR_OP_MATH || p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+      continue;
+    }
+    return p.algo;
+  }
+  return absl::NotFoundError(
+      absl::StrCat(what, ": no algorithm within the workspace and off the tensor cores"));
+}
+
+// cudnnConvolutionForward with the algorithm that cuDNN measures fastest
+// here (`measured`, the baseline to compare with) or that its heuristics
+// rank first, without running anything.
+void CudnnForward(benchmark::State& state, bool measured) {
+  CudnnConvolution c;
+  if (!HaveGpu(state) || Failed(state, SetUp(c))) return;
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  const absl::StatusOr<cudnnConvolutionFwdAlgo_t> algo =
+      measured
+          ? Choose<Perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+                "cudnnFindConvolutionForwardAlgorithmEx",
+                [&](int max, int* count, Perf* perf) {
+                  return cudnnFindConvolutionForwardAlgorithmEx(
+                      c.handle.get(), c.x_desc.get(), c.x.get(), c.w_desc.get(), c.w.get(),
+                      c.conv.get(), c.y_desc.get(), c.y.get(), max, count, perf, c.workspace.get(),
+                      kCudnnWorkspaceBytes);
+                })
+          : Choose<Perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+                "cudnnGetConvolutionForwardAlgorithm_v7", [&](int max, int* count, Perf* perf) {
+                  return cudnnGetConvolutionForwardAlgorithm_v7(c.handle.get(), c.x_desc.get(),
+                                                                c.w_desc.get(), c.conv.get(),
+                                                                c.y_desc.get(), max, count, perf);
+                });
+  if (Failed(state, algo.status())) return;
+  TimeLibraryCalls(state, c.stream.get(), c.y.get(), ConvFlops(), "cudnnConvolutionForward", [&] {
+    return cudnnConvolutionForward(c.handle.get(), &kOne, c.x_desc.get(), c.x.get(), c.w_desc.get(),
+                                   c.w.get(), c.conv.get(), *algo, c.workspace.get(),
+                                   kCudnnWorkspaceBytes, &kZero, c.y_desc.get(), c.y.get());
+  });
+}
+
+void BM_CudnnConvolutionForwardFastest(benchmark::State& state) { CudnnForward(state, true); }
+void BM_CudnnConvolutionForwardHeuristic(benchmark::State& state) { CudnnForward(state, false); }
+
+// The image's gradient (into x) from the filter and the output's gradient
+// (y), with the fastest measured algorithm.
+void BM_CudnnConvolutionBackwardDataFastest(benchmark::State& state) {
+  CudnnConvolution c;
+  if (!HaveGpu(state) || Failed(state, SetUp(c))) return;
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  const absl::StatusOr<cudnnConvolutionBwdDataAlgo_t> algo =
+      Choose<Perf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+          "cudnnFindConvolutionBackwardDataAlgorithmEx", [&](int max, int* count, Perf* perf) {
+            return cudnnFindConvolutionBackwardDataAlgorithmEx(
+                c.handle.get(), c.w_desc.get(), c.w.get(), c.y_desc.get(), c.y.get(), c.conv.get(),
+                c.x_desc.get(), c.x.get(), max, count, perf, c.workspace.get(),
+                kCudnnWorkspaceBytes);
+          });
+  if (Failed(state, algo.status())) return;
+  TimeLibraryCalls(
+      state, c.stream.get(), c.x.get(), ConvFlops(), "cudnnConvolutionBackwardData", [&] {
+        return cudnnConvolutionBackwardData(c.handle.get(), &kOne, c.w_desc.get(), c.w.get(),
+                                            c.y_desc.get(), c.y.get(), c.conv.get(), *algo,
+                                            c.workspace.get(), kCudnnWorkspaceBytes, &kZero,
+                                            c.x_desc.get(), c.x.get());
+      });
+}
+
+// The filter's gradient (into w) from the image and the output's gradient
+// (y), with the fastest measured algorithm.
+void BM_CudnnConvolutionBackwardFilterFastest(benchmark::State& state) {
+  CudnnConvolution c;
+  if (!HaveGpu(state) || Failed(state, SetUp(c))) return;
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  const absl::StatusOr<cudnnConvolutionBwdFilterAlgo_t> algo =
+      Choose<Perf, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx", [&](int max, int* count, Perf* perf) {
+            return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                c.handle.get(), c.x_desc.get(), c.x.get(), c.y_desc.get(), c.y.get(), c.conv.get(),
+                c.w_desc.get(), c.w.get(), max, count, perf, c.workspace.get(),
+                kCudnnWorkspaceBytes);
+          });
+  if (Failed(state, algo.status())) return;
+  TimeLibraryCalls(
+      state, c.stream.get(), c.w.get(), ConvFlops(), "cudnnConvolutionBackwardFilter", [&] {
+        return cudnnConvolutionBackwardFilter(c.handle.get(), &kOne, c.x_desc.get(), c.x.get(),
+                                              c.y_desc.get(), c.y.get(), c.conv.get(), *algo,
+                                              c.workspace.get(), kCudnnWorkspaceBytes, &kZero,
+                                              c.w_desc.get(), c.w.get());
+      });
+}
+
+void ConvTiming(benchmark::internal::Benchmark* b) {
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK(BM_SessionConv2D)->Apply(ConvTiming);
+BENCHMARK(BM_CudnnConvolutionForwardFastest)->Apply(ConvTiming);
+BENCHMARK(BM_CudnnConvolutionForwardHeuristic)->Apply(ConvTiming);
+BENCHMARK(BM_SessionConv2DBackpropInput)->Apply(ConvTiming);
+BENCHMARK(BM_CudnnConvolutionBackwardDataFastest)->Apply(ConvTiming);
+BENCHMARK(BM_SessionConv2DBackpropFilter)->Apply(ConvTiming);
+BENCHMARK(BM_CudnnConvolutionBackwardFilterFastest)->Apply(ConvTiming);
 
 // One Adam step of the Fashion-MNIST MLP or CNN on `device`, fed a random
 // batch of `batch` images (copied in each step, as in training).

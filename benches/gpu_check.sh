@@ -520,7 +520,10 @@ rows = [("GEMM 4096^3", "BM_SessionMatMul/m:4096/k:4096/n:4096", "BM_CublasSgemm
         ("GEMM 1024x784x128", "BM_SessionMatMul/m:1024/k:784/n:128", "BM_CublasSgemm/m:1024/k:784/n:128", "matmul_1024x784x128_us"),
         ("GEMM 1024x128x10", "BM_SessionMatMul/m:1024/k:128/n:10", "BM_CublasSgemm/m:1024/k:128/n:10", "matmul_1024x128x10_us"),
         ("GEMM 64x784x128", "BM_SessionMatMul/m:64/k:784/n:128", "BM_CublasSgemm/m:64/k:784/n:128", "matmul_64x784x128_us"),
-        ("Conv2D 32x56x56x64 3x3", "BM_SessionConv2D", "BM_CudnnConvolutionForward", "conv_32x56x56x64_3x3_us"),
+        ("GEMM 16^3 (a step's fixed cost)", "BM_SessionMatMul/m:16/k:16/n:16", "BM_CublasSgemm/m:16/k:16/n:16", None),
+        ("Conv2D 32x56x56x64 3x3", "BM_SessionConv2D", "BM_CudnnConvolutionForwardFastest", "conv_32x56x56x64_3x3_us"),
+        ("Conv2D backprop input", "BM_SessionConv2DBackpropInput", "BM_CudnnConvolutionBackwardDataFastest", "conv_32x56x56x64_3x3_backprop_input_us"),
+        ("Conv2D backprop filter", "BM_SessionConv2DBackpropFilter", "BM_CudnnConvolutionBackwardFilterFastest", "conv_32x56x56x64_3x3_backprop_filter_us"),
         ("MLP step b64, GPU", "BM_MlpStepGpu/batch:64", None, "mlp_step_cuda_b64_us"),
         ("MLP step b1024, GPU", "BM_MlpStepGpu/batch:1024", None, "mlp_step_cuda_b1024_us"),
         ("MLP step b64, CPU", "BM_MlpStepCpu/batch:64", None, "mlp_step_cpu_b64_us"),
@@ -533,7 +536,7 @@ fmt = lambda v: f"{v:.1f}" if v is not None else "-"
 for label, ours, raw, key in rows:
     a = rill.get(ours, {}).get("real_time")
     b = rill.get(raw, {}).get("real_time") if raw else None
-    c = t.get(key)
+    c = t.get(key) if key else None
     if a is None and c is None:
         continue
     ratio = f"{a / c:.2f}" if a and c else "-"
