@@ -476,6 +476,15 @@ void Executor::RecordStats(Step* step, const NodeItem& item, int64_t start_micro
   stats.device = device_->name();
   stats.start_micros = start_micros;
   stats.end_micros = NowMicros();
+  if (const char* peer = item.def->op() == "_Send"   ? "recv_device"
+                         : item.def->op() == "_Recv" ? "send_device"
+                                                     : nullptr) {
+    const auto& attrs = item.def->attr();
+    if (const auto it = attrs.find(peer); it != attrs.end()) stats.peer_device = it->second.s();
+    if (const auto it = attrs.find("tensor_name"); it != attrs.end()) {
+      stats.tensor_name = it->second.s();
+    }
+  }
   const TensorValue* outputs = step->outputs.data() + item.output_start;
   for (int32_t k = 0; k < item.num_outputs; ++k) {
     if (!outputs[k].is_ref())

@@ -59,13 +59,16 @@ inline void AppendStepStats(const std::vector<NodeExecStats>& stats, StepStatsPr
     out->set_start_micros(node.start_micros);
     out->set_end_micros(node.end_micros);
     out->set_output_bytes(node.output_bytes);
+    out->set_peer_device(node.peer_device);
+    out->set_tensor_name(node.tensor_name);
   }
 }
 
 inline void AppendStepStats(const StepStatsProto& proto, std::vector<NodeExecStats>* stats) {
   for (const NodeExecStatsProto& node : proto.nodes()) {
     stats->push_back(NodeExecStats{node.node_name(), node.op(), node.device(), node.start_micros(),
-                                   node.end_micros(), node.output_bytes()});
+                                   node.end_micros(), node.output_bytes(), node.peer_device(),
+                                   node.tensor_name()});
   }
 }
 

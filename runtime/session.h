@@ -79,6 +79,10 @@ struct NodeExecStats {
   int64_t start_micros = 0;  // Since the epoch.
   int64_t end_micros = 0;
   int64_t output_bytes = 0;  // Sum over the node's outputs.
+  // _Send: the receiving device; _Recv: the sending one; else empty.
+  std::string peer_device;
+  // _Send and _Recv: the edge's name, which a send shares with its receive.
+  std::string tensor_name;
 };
 
 struct RunMetadata {
