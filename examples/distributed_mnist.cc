@@ -88,7 +88,7 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
                         const std::vector<std::string>& targets, int64_t steps, int task) {
   std::map<std::string, std::map<std::string, double>> ms_by_device_op;
   double step_ms = 0;
-  StepSplit split_sum;
+  std::vector<StepSplit> splits;
   for (int64_t i = 0; i < steps; ++i) {
     RunOptions options;
     options.trace = true;
@@ -101,21 +101,13 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
       ms_by_device_op[node.device][node.op] +=
           static_cast<double>(node.end_micros - node.start_micros) / 1000;
     }
-    const StepSplit split = SplitStep(metadata.step_stats);
-    split_sum.wall_ms += split.wall_ms;
-    split_sum.worker_compute_ms += split.worker_compute_ms;
-    split_sum.read_variables_ms += split.read_variables_ms;
-    split_sum.push_gradients_ms += split.push_gradients_ms;
-    split_sum.ps_update_ms += split.ps_update_ms;
-    split_sum.waiting_ms += split.waiting_ms;
+    splits.push_back(SplitStep(metadata.step_stats));
   }
   const double n = static_cast<double>(steps);
   fmt::print("Worker {}: {} traced steps, {:.3f} ms each at the client\n", task, steps,
              step_ms / n);
-  const StepSplit mean = {split_sum.wall_ms / n,           split_sum.worker_compute_ms / n,
-                          split_sum.read_variables_ms / n, split_sum.push_gradients_ms / n,
-                          split_sum.ps_update_ms / n,      split_sum.waiting_ms / n};
-  fmt::print("Worker {}: a step's time, mean of {}: {}\n", task, steps, StepSplitText(mean));
+  fmt::print("Worker {}: a step's time, mean of {}: {}\n", task, steps,
+             StepSplitText(MeanStepSplit(splits)));
   for (const auto& [device, by_op] : ms_by_device_op) {
     double compute = 0;
     std::vector<std::pair<double, std::string>> ops;

@@ -79,6 +79,21 @@ StepSplit SplitStep(const std::vector<NodeExecStats>& stats, std::string_view ps
   return split;
 }
 
+StepSplit MeanStepSplit(const std::vector<StepSplit>& splits) {
+  StepSplit mean;
+  if (splits.empty()) return mean;
+  const double n = static_cast<double>(splits.size());
+  for (const StepSplit& s : splits) {
+    mean.wall_ms += s.wall_ms / n;
+    mean.worker_compute_ms += s.worker_compute_ms / n;
+    mean.read_variables_ms += s.read_variables_ms / n;
+    mean.push_gradients_ms += s.push_gradients_ms / n;
+    mean.ps_update_ms += s.ps_update_ms / n;
+    mean.waiting_ms += s.waiting_ms / n;
+  }
+  return mean;
+}
+
 std::string StepSplitText(const StepSplit& split) {
   return absl::StrFormat(
       "wall %.3f ms: worker compute %.3f, read variables %.3f, push gradients %.3f, ps update "

@@ -32,6 +32,9 @@ struct StepSplit {
 // nowhere else. `ps_job` names the parameter servers' job.
 StepSplit SplitStep(const std::vector<NodeExecStats>& stats, std::string_view ps_job = "ps");
 
+// The mean of several steps' splits, part by part; zeros for none.
+StepSplit MeanStepSplit(const std::vector<StepSplit>& splits);
+
 // "wall 1.250 ms: worker compute 0.600, read variables 0.200, push
 // gradients 0.150, ps update 0.100, waiting 0.300".
 std::string StepSplitText(const StepSplit& split);

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "examples/distributed_mnist_flags.h"
 #include "examples/distributed_mnist_graph.h"
 #include "examples/fashion_mlp_model.h"
 #include "examples/mnist_model.h"
 #include "graph/device_spec.h"
-#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "kernels/registry.h"
 #include "ops/ops.h"
@@ -29,28 +29,25 @@ namespace {
 // the queues and accumulators of synchronous training, which live on a ps
 // beside the global step.
 const std::set<std::string>& CpuOnlyOps() {
-  static const auto* ops = new std::set<std::string>{"SaveV2",
-                                                     "RestoreV2",
-                                                     "MergeV2Checkpoints",
-                                                     "ShardedFilename",
-                                                     "StringJoin",
-                                                     "ScalarSummary",
-                                                     "HistogramSummary",
-                                                     "MergeSummary",
-                                                     "FIFOQueueV2",
-                                                     "QueueEnqueueV2",
-                                                     "QueueEnqueueManyV2",
-                                                     "QueueDequeueV2",
-                                                     "QueueDequeueManyV2",
-                                                     "QueueSizeV2",
-                                                     "QueueCloseV2",
-                                                     "ConditionalAccumulator",
-                                                     "AccumulatorApplyGradient",
-                                                     "AccumulatorTakeGradient",
-                                                     "AccumulatorSetGlobalStep",
-                                                     "AccumulatorNumAccumulated",
-                                                     "WorkerClocks"};
+  static const auto* ops = new std::set<std::string>{
+      "SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename", "StringJoin", "ScalarSummary",
+      "HistogramSummary", "MergeSummary", "FIFOQueueV2", "QueueEnqueueV2", "QueueEnqueueManyV2",
+      "QueueDequeueV2", "QueueDequeueManyV2", "QueueSizeV2", "QueueCloseV2",
+      "ConditionalAccumulator", "AccumulatorApplyGradient", "AccumulatorTakeGradient",
+      "AccumulatorSetGlobalStep", "AccumulatorNumAccumulated",
+      // rill's clocks of bounded staleness,
+      // beside the global step.
+      "WorkerClocks", "WorkerClocksTick", "WorkerClocksRetire", "WorkerClocksState"};
   return *ops;
+}
+
+// Whether `node` may run on a CPU wherever it is: it asks for one, its op
+// has no GPU kernel in TensorFlow, or it has no kernel at all (Placeholder:
+// fed), which goes where it asks.
+bool MayStayOnCpu(const Node& node) {
+  const absl::StatusOr<DeviceSpec> requested = DeviceSpec::Parse(node.requested_device());
+  return (requested.ok() && requested->type == "CPU") || CpuOnlyOps().count(node.op()) > 0 ||
+         StandardKernels().DeviceTypesFor(node.op()).empty();
 }
 
 // Places `def` and checks every node that does not ask for a CPU, whose op
@@ -64,13 +61,7 @@ int PlaceAndCheck(const GraphDef& def, const DeviceSet& devices, const std::stri
   // stops at the first.
   std::set<std::string> missing;
   for (const Node* node : (*graph)->nodes()) {
-    const absl::StatusOr<DeviceSpec> requested = DeviceSpec::Parse(node->requested_device());
-    // An op with no kernel at all (Placeholder: fed) goes where it asks.
-    if ((requested.ok() && requested->type == "CPU") || CpuOnlyOps().count(node->op()) > 0 ||
-        StandardKernels().DeviceTypesFor(node->op()).empty() ||
-        StandardKernels().HasKernel(node->def(), kDeviceGpu)) {
-      continue;
-    }
+    if (MayStayOnCpu(*node) || StandardKernels().HasKernel(node->def(), kDeviceGpu)) continue;
     std::string types;
     for (const auto& [name, value] : node->def().attr()) {
       if (value.value_case() == AttrValue::kType) {
@@ -96,10 +87,7 @@ int PlaceAndCheck(const GraphDef& def, const DeviceSet& devices, const std::stri
       ++on_gpu;
       continue;
     }
-    const absl::StatusOr<DeviceSpec> requested = DeviceSpec::Parse(node->requested_device());
-    const bool asks_for_cpu = requested.ok() && requested->type == "CPU";
-    if (asks_for_cpu || CpuOnlyOps().count(node->op()) > 0 ||
-        StandardKernels().DeviceTypesFor(node->op()).empty() ||
+    if (MayStayOnCpu(*node) ||
         tasks_with_gpus.count(*placed.job + "/" + std::to_string(*placed.task)) == 0) {
       continue;
     }

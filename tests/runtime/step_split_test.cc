@@ -67,6 +67,19 @@ TEST(StepSplit, ATransferWithinATaskIsItsCompute) {
   EXPECT_DOUBLE_EQ(split.read_variables_ms, 0);
 }
 
+TEST(StepSplit, TheMeanIsTakenPartByPart) {
+  StepSplit a, b;
+  a.wall_ms = 1;
+  a.read_variables_ms = 0.5;
+  b.wall_ms = 3;
+  b.waiting_ms = 1;
+  const StepSplit mean = MeanStepSplit({a, b});
+  EXPECT_DOUBLE_EQ(mean.wall_ms, 2);
+  EXPECT_DOUBLE_EQ(mean.read_variables_ms, 0.25);
+  EXPECT_DOUBLE_EQ(mean.waiting_ms, 0.5);
+  EXPECT_EQ(MeanStepSplit({}).wall_ms, 0);
+}
+
 TEST(StepSplit, NoStatsNoTime) {
   const StepSplit split = SplitStep({});
   EXPECT_EQ(split.wall_ms, 0);
