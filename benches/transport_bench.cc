@@ -170,11 +170,12 @@ class CpuMeter {
   const double start_;
 };
 
-std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc, bool curve = false) {
+std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc, bool curve = false, bool shm = false) {
   RpcClientOptions options;
   options.address =
       "127.0.0.1:" + std::to_string(curve ? endpoints->curve_port : endpoints->rpc_port);
   options.prefer_ipc = prefer_ipc;
+  if (!shm) options.shm_min_bytes = 0;
   if (curve) options.curve = BenchKeys();
   auto client = RpcClient::Connect(options);
   if (!client.ok()) return nullptr;
@@ -184,9 +185,10 @@ std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc, bool curve = false) {
   return *std::move(client);
 }
 
-void TensorTransfer(benchmark::State& state, bool prefer_ipc, bool curve = false) {
+void TensorTransfer(benchmark::State& state, bool prefer_ipc, bool curve = false,
+                    bool shm = false) {
   if (curve && endpoints->curve_port == 0) return state.SkipWithError("no CURVE in this libzmq");
-  std::unique_ptr<RpcClient> client = ConnectClient(prefer_ipc, curve);
+  std::unique_ptr<RpcClient> client = ConnectClient(prefer_ipc, curve, shm);
   if (client == nullptr) return state.SkipWithError("cannot reach the child's RpcServer");
   const int64_t bytes = state.range(0);
   Tensor tensor(DT_UINT8, TensorShape({bytes}));
@@ -227,6 +229,7 @@ void BM_TensorTransfer(benchmark::State& state) { TensorTransfer(state, false); 
 void BM_RawZmqTransfer(benchmark::State& state) { RawTransfer(state, endpoints->raw_tcp); }
 void BM_TensorTransferIpc(benchmark::State& state) { TensorTransfer(state, true); }
 void BM_TensorTransferCurve(benchmark::State& state) { TensorTransfer(state, false, true); }
+void BM_TensorTransferShm(benchmark::State& state) { TensorTransfer(state, true, false, true); }
 void BM_RawZmqTransferIpc(benchmark::State& state) { RawTransfer(state, endpoints->raw_ipc); }
 void BM_RawZmqTransferCurve(benchmark::State& state) {
   RawTransfer(state, endpoints->raw_curve, true);
@@ -279,6 +282,7 @@ BENCHMARK(BM_RawZmqTransfer)
     ->Arg(16 << 20)
     ->UseRealTime();
 BENCHMARK(BM_TensorTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
+BENCHMARK(BM_TensorTransferShm)->Arg(64 << 10)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_RawZmqTransferIpc)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_TensorTransferCurve)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();
 BENCHMARK(BM_RawZmqTransferCurve)->Arg(1 << 20)->Arg(16 << 20)->UseRealTime();

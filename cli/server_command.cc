@@ -32,9 +32,12 @@ constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
     "                   [--device_count CPU=N[,GPU=N]] [--max_tensor_bytes N] [--no_ipc]\n"
-    "                   [--curve_keys DIR]\n"
+    "                   [--no_shm] [--curve_keys DIR]\n"
     "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
-    "                   [--no_ipc] [--curve_keys DIR]   (cluster and task from TF_CONFIG)\n"
+    "                   [--no_ipc] [--no_shm] [--curve_keys DIR]   (cluster and task from "
+    "TF_CONFIG)\n"
+    "--no_ipc: peers on this machine use tcp too; --no_shm: tensors sent to them go through\n"
+    "          their ipc socket instead of this task's shared memory\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
     "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n"
     "Limits on what peers can make the server hold (each is logged when it trips):\n"
@@ -123,7 +126,7 @@ absl::StatusOr<ParsedArgs> ParseServerArgs(const std::vector<std::string>& args)
                                  "task_index",   "issync",       "bind",
                                  "device_count", "curve_keys",   "max_tensor_bytes"};
   flags.insert(std::begin(kLimitFlags), std::end(kLimitFlags));
-  return ParseArgs(args, flags, {"no_ipc"});
+  return ParseArgs(args, flags, {"no_ipc", "no_shm"});
 }
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
@@ -158,6 +161,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
   ASSIGN_OR_RETURN(const std::optional<size_t> max_tensor_bytes, ParseMaxTensorBytesFlag(parsed));
   options.max_tensor_bytes = max_tensor_bytes.value_or(0);
   options.bind_ipc = !parsed.Has("no_ipc");
+  options.shared_memory = !parsed.Has("no_shm");
   RETURN_IF_ERROR(ParseLimitFlags(parsed, options.limits));
   return options;
 }

@@ -18,7 +18,7 @@
 //       [--device auto|cpu|gpu]
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
-//       [--curve_keys DIR]
+//       [--curve_keys DIR] [--transport shm|ipc|tcp]
 // (or the cluster and task in TF_CONFIG instead of the first four flags).
 // With --curve_keys (a directory from `rill keygen`, shared by the tasks)
 // every connection is authenticated and encrypted.
@@ -67,12 +67,20 @@ absl::StatusOr<ServerConfig> ClusterConfig(const Flags& flags) {
   return config;
 }
 
-// A ps task only serves: its variables live in its server until it is
-// killed (SIGTERM or SIGINT end it cleanly).
-absl::Status RunPs(const ServerConfig& config) {
-  BlockStopSignals();
+// This task's server, reaching the tasks on this machine as --transport says.
+ServerOptions TaskServerOptions(const Flags& flags, const ServerConfig& config) {
   ServerOptions options;
   options.config = config;
+  options.bind_ipc = flags.transport != "tcp";
+  options.shared_memory = flags.transport == "shm";
+  return options;
+}
+
+// A ps task only serves: its variables live in its server until it is
+// killed (SIGTERM or SIGINT end it cleanly).
+absl::Status RunPs(const Flags& flags, const ServerConfig& config) {
+  BlockStopSignals();
+  const ServerOptions options = TaskServerOptions(flags, config);
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(options));
   fmt::print("ps {}: serving at {}\n", config.task.index, server->target());
   std::fflush(stdout);
@@ -144,9 +152,8 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   const Tensor validation_images = train->images.Slice(train_rows, train_rows + kValidationRows);
   const Tensor validation_labels = train->labels.Slice(train_rows, train_rows + kValidationRows);
 
-  ServerOptions server_options;
-  server_options.config = config;
-  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
+                   Server::Create(TaskServerOptions(flags, config)));
   ASSIGN_OR_RETURN(DistributedMnistGraph graph, BuildDistributedMnistGraph(flags, config));
 
   const bool is_chief = task == 0;
@@ -261,7 +268,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
 
 absl::Status Run(const Flags& flags) {
   ASSIGN_OR_RETURN(const ServerConfig config, ClusterConfig(flags));
-  if (config.task.job == "ps") return RunPs(config);
+  if (config.task.job == "ps") return RunPs(flags, config);
   if (config.task.job != "worker") {
     return absl::InvalidArgumentError(
         fmt::format("--job_name '{}': expected ps or worker", config.task.job));

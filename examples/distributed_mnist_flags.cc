@@ -18,7 +18,7 @@ const char kDistributedMnistUsage[] =
     "           [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]\n"
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
-    "           [--curve_keys DIR]\n"
+    "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"
     "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
@@ -50,7 +50,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "staleness",
                                        "step_delay_ms",
                                        "sync_timeout_secs",
-                                       "save_checkpoint_steps"};
+                                       "save_checkpoint_steps",
+                                       "transport"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
                    cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
   Flags flags;
@@ -93,6 +94,14 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
             fmt::format("--device '{}': expected auto, cpu or gpu", value));
       }
       flags.device = value;
+    } else if (name == "transport") {
+      if (value != "shm" && value != "ipc" && value != "tcp") {
+        return absl::InvalidArgumentError(fmt::format(
+            "--transport '{}': expected shm (shared memory between tasks of this machine), ipc "
+            "or tcp",
+            value));
+      }
+      flags.transport = value;
     } else if (name == "data") {
       flags.data_dir = value;
     } else if (name == "curve_keys") {

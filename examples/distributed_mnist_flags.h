@@ -34,6 +34,9 @@ struct Flags {
   std::optional<int64_t> save_checkpoint_secs;
   std::optional<int64_t> save_checkpoint_steps;
   int64_t trace_steps = 0;
+  // How tensors reach a task on this machine: shared memory for large ones
+  // (shm), ipc sockets only (ipc), or tcp.
+  std::string transport = "shm";
   std::optional<int64_t> replicas_to_aggregate;
   std::optional<int64_t> backup_workers;
   std::optional<int64_t> staleness;

@@ -12,11 +12,10 @@ absl::StatusOr<RpcClient*> ChannelCache::Get(const std::string& task) {
     absl::StatusOr<std::unique_ptr<RpcClient>> connected =
         [&]() -> absl::StatusOr<std::unique_ptr<RpcClient>> {
       ASSIGN_OR_RETURN(const DeviceSpec spec, DeviceSpec::Parse(task));
-      RpcClientOptions options;
+      RpcClientOptions options = options_;
       ASSIGN_OR_RETURN(options.address,
                        cluster_.TaskAddress(spec.job.value_or(""), spec.task.value_or(-1)));
       options.inline_callbacks = true;
-      options.curve = curve_;
       return RpcClient::Connect(options);
     }();
     if (!connected.ok()) {

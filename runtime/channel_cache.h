@@ -19,9 +19,10 @@ namespace rill {
 // Thread safety: all methods may be called concurrently.
 class ChannelCache {
  public:
-  // With `curve`, every client speaks CURVE with those keys.
-  explicit ChannelCache(ClusterSpec cluster, std::shared_ptr<const CurveKeys> curve = nullptr)
-      : cluster_(std::move(cluster)), curve_(std::move(curve)) {}
+  // Every client is made with `options` (CURVE keys, shared memory) and
+  // the task's address.
+  explicit ChannelCache(ClusterSpec cluster, RpcClientOptions options = {})
+      : cluster_(std::move(cluster)), options_(std::move(options)) {}
 
   const ClusterSpec& cluster() const { return cluster_; }
   // The client of `task` ("/job:J/replica:0/task:T"); it lives as long as
@@ -31,7 +32,7 @@ class ChannelCache {
 
  private:
   const ClusterSpec cluster_;
-  const std::shared_ptr<const CurveKeys> curve_;
+  const RpcClientOptions options_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<RpcClient>> clients_ ABSL_GUARDED_BY(mu_);
 };

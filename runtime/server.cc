@@ -156,7 +156,10 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   std::FILE* log = options.log != nullptr ? options.log : stderr;
   log_ = log;
 
-  channels_ = std::make_unique<ChannelCache>(options.config.cluster, curve_);
+  RpcClientOptions client_options;
+  client_options.curve = curve_;
+  if (!options.shared_memory) client_options.shm_min_bytes = 0;
+  channels_ = std::make_unique<ChannelCache>(options.config.cluster, std::move(client_options));
   if (curve_ == nullptr && !IsLoopback(bind_address)) {
     std::fprintf(log,
                  "warning: %s listens on %s without CURVE keys (--curve_keys): anyone who reaches "

@@ -52,6 +52,9 @@ struct ServerOptions {
   std::string bind;
   // Also bind an ipc:// endpoint for peers on this machine.
   bool bind_ipc = true;
+  // Large tensors this task sends to a task on this machine (reached by
+  // ipc) travel through shared memory (RpcClientOptions::shm_min_bytes).
+  bool shared_memory = true;
   // Start-up lines, sessions and placement logs; null: stderr.
   std::FILE* log = nullptr;
   int inter_op_threads = 0;  // <= 0: one per hardware thread.

@@ -111,6 +111,12 @@ struct RpcClientOptions {
   int64_t max_message_bytes = int64_t{4} << 30;
   // With keys, connect with CURVE (to a server that has them).
   std::shared_ptr<const CurveKeys> curve;
+  // While the peer is reached by ipc, numeric tensors of at least this many
+  // bytes travel through shared memory: copied once into an arena of this
+  // client's (a memfd of shm_capacity bytes, touched as it is used), which
+  // the server maps and its tensors use in place. 0: never.
+  size_t shm_min_bytes = size_t{64} << 10;
+  size_t shm_capacity = size_t{1} << 30;
   // Run Call's `done` on the I/O thread itself, saving a thread wake per
   // reply. Only for callbacks that never block: they may Call again, but
   // must not wait for this client (CallSync, or a reply).

@@ -54,7 +54,8 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
       : options_(options),
         loop_(loop),
         tcp_(loop->context(), zmq::socket_type::dealer),
-        sync_(loop->context(), options) {}
+        shm_(options.shm_min_bytes, options.shm_capacity),
+        sync_(loop->context(), options, &shm_) {}
 
   ~Impl() override {
     {
@@ -160,9 +161,9 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
   }
 
   void Enqueue(const std::string& method, RpcMessage request, absl::Time deadline, Finish finish) {
-    Outgoing call{method, {}, {}, deadline, std::move(finish)};
+    Outgoing call{method, {}, {}, deadline, std::move(finish), shm_.arena()};
     absl::StatusOr<std::vector<zmq::message_t>> frames =
-        EncodeTensors(request.tensors, &call.header);
+        EncodeTensors(request.tensors, &call.header, call.shm.get());
     if (!frames.ok()) {
       return call.finish(
           {absl::InvalidArgumentError(absl::StrFormat("call %s to %s: %s", method, options_.address,
@@ -171,6 +172,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
            {}});
     }
     call.tensor_frames = *std::move(frames);
+    if (!UsesSharedMemory(call.header)) call.shm.reset();
     call.header.set_body(std::move(request.body));
     if (TrySendHere(call)) return;
     bool was_empty;
@@ -332,12 +334,24 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     frames.reserve(call.tensor_frames.size() + 1);
     frames.push_back(EncodeHeader(call.header));
     for (zmq::message_t& frame : call.tensor_frames) frames.push_back(std::move(frame));
+    if (call.shm != nullptr && !ipc_.has_value()) {
+      return Complete(std::move(call.finish),
+                      {absl::UnavailableError(absl::StrFormat(
+                           "call %s to %s: the ipc connection its shared-memory tensors needed "
+                           "went away while it waited",
+                           call.method, options_.address)),
+                       {},
+                       {}});
+    }
     bool sent = rpc_internal::SendFrames(active_socket(), frames);
     // The ipc socket queues only on a live connection, so while its server
     // is gone (killed, perhaps restarted at the same address with another
     // ipc socket) it refuses a message before taking any part of it, and
-    // the message goes by tcp, which reaches whoever serves the address.
-    if (!sent && ipc_.has_value()) sent = rpc_internal::SendFrames(tcp_, frames);
+    // the message goes by tcp, which reaches whoever serves the address
+    // (unless it names shared memory, which only the ipc peer could map).
+    if (!sent && ipc_.has_value() && call.shm == nullptr) {
+      sent = rpc_internal::SendFrames(tcp_, frames);
+    }
     if (!sent) {
       const int error = zmq_errno();
       // A refused connection is gone, so tcp takes nothing: the monitor
@@ -429,6 +443,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     } catch (const zmq::error_t&) {
       return;  // Stay on tcp (out of sockets or descriptors, say).
     }
+    shm_.Open();
     sync_.UseIpc(hello.ipc_endpoint());
     using_ipc_.store(true, std::memory_order_release);
   }
@@ -454,6 +469,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     ipc_.reset();
     using_ipc_.store(false, std::memory_order_release);
     sync_.UseTcp();
+    shm_.Close();
     if (options_.prefer_ipc) {
       path_settled_.store(false, std::memory_order_release);
       hello_id_ = SendControl("_hello");
@@ -512,6 +528,8 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
   // Finishes to run once io_mu_ is released.
   std::vector<std::pair<Finish, Completion>> completed_ ABSL_GUARDED_BY(io_mu_);
 
+  // Where large tensors go while the path is ipc; before sync_, which uses it.
+  ShmArenaSlot shm_;
   // CallSync's sockets.
   rpc_internal::SyncSockets sync_;
   // False while a _hello is out (calls then go through the I/O thread).

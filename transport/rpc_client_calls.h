@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "transport/proto/rpc.pb.h"
 #include "transport/rpc.h"
+#include "transport/shm_arena.h"
 #include "zmq.hpp"
 
 namespace rill::rpc_internal {
@@ -54,6 +55,9 @@ struct Outgoing {
   std::vector<zmq::message_t> tensor_frames;
   absl::Time deadline;
   Finish finish;
+  // The arena some of its tensors wait in (kept while it is sent): such a
+  // call may go by ipc only.
+  std::shared_ptr<ShmArena> shm;
 };
 
 // A call sent and waiting for its reply.

@@ -95,6 +95,9 @@ class RpcServer::Impl {
       OnMessage(id, std::move(message));
     };
     events_.refused = [this](uint64_t id, const RpcHeader& header, absl::Status why) {
+      if (std::shared_ptr<ServerConnection> connection = connections_->Find(id)) {
+        ReleaseSharedTensors(header, connection->shm_peer());
+      }
       Reply(id, header, why, {}, ConnectionLoad::Ticket());
     };
     events_.want_output = [this](uint64_t id, int fd, bool wanted) {
@@ -195,7 +198,7 @@ class RpcServer::Impl {
   struct Request {
     std::shared_ptr<ServerConnection> connection;
     RpcHeader header;
-    std::vector<zmq::message_t> frames;  // One per tensor.
+    absl::StatusOr<std::vector<Tensor>> tensors;
     absl::Time deadline;
     ConnectionLoad::Ticket ticket;
   };
@@ -286,14 +289,23 @@ class RpcServer::Impl {
         return;
       }
       rpc_internal::PeerName peer{"ipc", true};
-      if (!ipc) {
+      // The kernel names an ipc peer's process: the one whose shared
+      // memory its messages may name.
+      pid_t peer_pid = 0;
+      if (ucred credentials{}; ipc) {
+        socklen_t size = sizeof(credentials);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
+          peer_pid = credentials.pid;
+        }
+      } else {
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         peer = rpc_internal::NamePeer(address, local_addresses_);
       }
       const uint64_t id = next_id_++;
-      auto connection = std::make_shared<ServerConnection>(
-          fd, id, peer.address, peer.local, load_->Connect(peer.address), curve_, &events_);
+      auto connection =
+          std::make_shared<ServerConnection>(fd, id, peer.address, peer.local, peer_pid,
+                                             load_->Connect(peer.address), curve_, &events_);
       Watch(fd, id, EPOLLIN);
       connections_->Add(std::move(connection));
     }
@@ -318,6 +330,10 @@ class RpcServer::Impl {
   void OnMessage(uint64_t id, zmtp::ReceivedMessage message) {
     std::shared_ptr<ServerConnection> connection = connections_->Find(id);
     if (connection == nullptr) return;
+    // Decoded first, so that a message refused or dropped below gives its
+    // shared-memory blocks back to the sender as its tensors go.
+    absl::StatusOr<std::vector<Tensor>> tensors =
+        DecodeTensors(message.header, message.tensor_frames, 0, connection->shm_peer());
     ConnectionLoad::Admission admission = connection->load().AdmitCall(std::move(message.ticket));
     if (!admission.ticket) return;  // It does not even read its refusals.
     ConnectionLoad::Ticket& ticket = admission.ticket;
@@ -354,7 +370,7 @@ class RpcServer::Impl {
     auto request = std::make_shared<Request>();
     request->connection = std::move(connection);
     request->header = std::move(header);
-    request->frames = std::move(message.tensor_frames);
+    request->tensors = std::move(tensors);
     request->ticket = std::move(ticket);
     request->deadline = request->header.timeout_micros() > 0
                             ? absl::Now() + absl::Microseconds(request->header.timeout_micros())
@@ -376,13 +392,13 @@ class RpcServer::Impl {
       std::vector<zmq::message_t> frames = ReplyFrames(header, status, std::move(message), *ticket);
       connection->Send(std::move(frames), std::move(*ticket));
     };
-    absl::StatusOr<std::vector<Tensor>> tensors = DecodeTensors(header, request.frames, 0);
-    if (!tensors.ok()) {
-      return reply(absl::InvalidArgumentError(absl::StrFormat(
-                       "request for '%s': %s", header.method(), tensors.status().message())),
-                   {});
+    if (!request.tensors.ok()) {
+      return reply(
+          absl::InvalidArgumentError(absl::StrFormat("request for '%s': %s", header.method(),
+                                                     request.tensors.status().message())),
+          {});
     }
-    RpcMessage message{header.body(), *std::move(tensors)};
+    RpcMessage message{header.body(), *std::move(request.tensors)};
     method.handler(std::move(message), std::move(reply));
   }
 

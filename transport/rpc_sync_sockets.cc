@@ -39,8 +39,9 @@ class SyncSockets::LargeSlot {
   SyncSockets* const sockets_;
 };
 
-SyncSockets::SyncSockets(zmq::context_t& context, const RpcClientOptions& options)
-    : context_(context), options_(options), endpoint_("tcp://" + options.address) {}
+SyncSockets::SyncSockets(zmq::context_t& context, const RpcClientOptions& options,
+                         const ShmArenaSlot* shm)
+    : context_(context), options_(options), shm_(shm), endpoint_("tcp://" + options.address) {}
 
 void SyncSockets::UseIpc(const std::string& endpoint) {
   absl::MutexLock lock(&mu_);
@@ -98,8 +99,12 @@ absl::StatusOr<RpcMessage> SyncSockets::CallOn(std::unique_ptr<Socket> socket,
                                                const std::string& method, RpcMessage request,
                                                absl::Time deadline) {
   RpcHeader header;
+  // Shared memory only on an ipc socket, whose server maps it; held until
+  // the call ends.
+  const std::shared_ptr<ShmArena> shm =
+      socket->endpoint.starts_with("ipc://") ? shm_->arena() : nullptr;
   absl::StatusOr<std::vector<zmq::message_t>> tensor_frames =
-      EncodeTensors(request.tensors, &header);
+      EncodeTensors(request.tensors, &header, shm.get());
   if (!tensor_frames.ok()) {
     Return(std::move(socket));
     return absl::InvalidArgumentError(absl::StrFormat("call %s to %s: %s", method, options_.address,

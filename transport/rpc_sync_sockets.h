@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "transport/rpc.h"
+#include "transport/shm_arena.h"
 #include "zmq.hpp"
 
 namespace rill::rpc_internal {
@@ -27,8 +28,9 @@ namespace rill::rpc_internal {
 // Thread safety: all methods may be called concurrently.
 class SyncSockets {
  public:
-  // `context` must outlive this (and so be declared before it).
-  SyncSockets(zmq::context_t& context, const RpcClientOptions& options);
+  // `context` and `shm`, the arena large tensors go through on an ipc
+  // socket, must outlive this (and so be declared before it).
+  SyncSockets(zmq::context_t& context, const RpcClientOptions& options, const ShmArenaSlot* shm);
   SyncSockets(const SyncSockets&) = delete;
   SyncSockets& operator=(const SyncSockets&) = delete;
 
@@ -60,6 +62,7 @@ class SyncSockets {
   // Constant after construction.
   zmq::context_t& context_;
   const RpcClientOptions options_;
+  const ShmArenaSlot* const shm_;
 
   absl::Mutex mu_;
   std::string endpoint_ ABSL_GUARDED_BY(mu_);

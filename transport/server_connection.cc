@@ -27,7 +27,7 @@ constexpr int kMaxIovecs = 64;
 }  // namespace
 
 ServerConnection::ServerConnection(int fd, uint64_t id, std::string name, bool local,
-                                   std::shared_ptr<ConnectionLoad> load,
+                                   pid_t peer_pid, std::shared_ptr<ConnectionLoad> load,
                                    std::shared_ptr<const zmtp::CurveServerKeys> curve,
                                    const ConnectionEvents* events)
     : id_(id),
@@ -37,6 +37,7 @@ ServerConnection::ServerConnection(int fd, uint64_t id, std::string name, bool l
       events_(events),
       opened_(absl::Now()),
       fd_(fd),
+      shm_peer_(peer_pid > 0 ? std::make_unique<ShmPeer>(peer_pid) : nullptr),
       reader_(std::move(curve), std::move(load), this),
       last_input_(opened_) {}
 

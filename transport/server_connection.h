@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "transport/connection_limits.h"
+#include "transport/shm_arena.h"
 #include "transport/zmtp/server_reader.h"
 #include "zmq.hpp"
 
@@ -38,8 +39,10 @@ struct ConnectionEvents {
 class ServerConnection : private zmtp::ServerReader::Sink {
  public:
   // Takes `fd` (a connected, non-blocking socket). `name` is the peer's
-  // address for logs and refusals; `local` whether it is on this machine.
-  ServerConnection(int fd, uint64_t id, std::string name, bool local,
+  // address for logs and refusals; `local` whether it is on this machine;
+  // `peer_pid` its process when the kernel names it (an ipc socket), else
+  // 0: only then may its messages name its shared memory.
+  ServerConnection(int fd, uint64_t id, std::string name, bool local, pid_t peer_pid,
                    std::shared_ptr<ConnectionLoad> load,
                    std::shared_ptr<const zmtp::CurveServerKeys> curve,
                    const ConnectionEvents* events);
@@ -65,6 +68,8 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   int fd() const { return fd_; }
   const std::string& name() const { return name_; }
   bool local() const { return local_; }
+  // The peer's shared-memory arenas; null unless the kernel named its process.
+  ShmPeer* shm_peer() const { return shm_peer_.get(); }
   ConnectionLoad& load() { return *load_; }
   bool handshake_done() const { return reader_.handshake_done(); }
   // Part of a message (or the handshake) has arrived and the rest has not.
@@ -110,6 +115,7 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   const ConnectionEvents* const events_;
   const absl::Time opened_;
   const int fd_;
+  const std::unique_ptr<ShmPeer> shm_peer_;
 
   // Before reader_, which sends the greeting as it is made.
   absl::Mutex out_mu_;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -68,17 +69,21 @@ class FrameAllocator final : public Allocator {
   zmq::message_t frame_;
 };
 
-absl::StatusOr<Tensor> DecodeNumeric(DataType dtype, const TensorShape& shape, size_t alignment,
-                                     zmq::message_t frame) {
-  if (dtype == DT_BOOL) {
-    const auto* bytes = frame.data<const unsigned char>();
-    for (size_t i = 0; i < frame.size(); ++i) {
-      if (bytes[i] > 1) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("bool element %d has byte value %d", i, bytes[i]));
-      }
+absl::Status CheckBools(DataType dtype, const void* data, size_t size) {
+  if (dtype != DT_BOOL) return absl::OkStatus();
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) {
+    if (bytes[i] > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("bool element %d has byte value %d", i, bytes[i]));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> DecodeNumeric(DataType dtype, const TensorShape& shape, size_t alignment,
+                                     zmq::message_t frame) {
+  RETURN_IF_ERROR(CheckBools(dtype, frame.data(), frame.size()));
   if (frame.size() == 0) return Tensor::Allocate(CpuAllocator(), dtype, shape);
   // The frame moves into the allocator first: a small frame's bytes live
   // inside the message object, so only its final address counts.
@@ -138,7 +143,23 @@ absl::StatusOr<Tensor> DecodeObjects(DataType dtype, const TensorShape& shape,
   return tensor;
 }
 
-absl::StatusOr<Tensor> DecodeTensor(const TensorMeta& meta, zmq::message_t frame) {
+// A numeric tensor whose bytes wait in the sender's shared memory: it
+// borrows the block, without a copy, until its last copy goes.
+absl::StatusOr<Tensor> DecodeShared(DataType dtype, const TensorShape& shape, uint64_t bytes,
+                                    const ShmRef& ref, ShmPeer* shm) {
+  if (shm == nullptr) {
+    return absl::InvalidArgumentError(
+        "its bytes are in shared memory, which only a process on this machine's ipc socket may "
+        "send");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Allocator> block, shm->Claim(ref, bytes));
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(block.get(), dtype, shape));
+  block.release();  // Now owned by the tensor's buffer.
+  RETURN_IF_ERROR(CheckBools(dtype, tensor.raw_data(), bytes));
+  return tensor;
+}
+
+absl::StatusOr<Tensor> DecodeTensor(const TensorMeta& meta, zmq::message_t frame, ShmPeer* shm) {
   const DataType dtype = meta.dtype();
   if (IsRefType(dtype) || !(DataTypeCanBeStored(dtype) || dtype == DT_RESOURCE)) {
     return absl::InvalidArgumentError(
@@ -149,16 +170,25 @@ absl::StatusOr<Tensor> DecodeTensor(const TensorMeta& meta, zmq::message_t frame
     return absl::InvalidArgumentError(
         absl::StrFormat("%d bytes, header says %d", frame.size(), meta.bytes()));
   }
-  if (TravelsAsObjects(dtype)) return DecodeObjects(dtype, shape, frame);
+  if (TravelsAsObjects(dtype)) {
+    if (meta.has_shm()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("a %s tensor cannot be in shared memory", DataTypeString(dtype)));
+    }
+    return DecodeObjects(dtype, shape, frame);
+  }
   const auto [element_size, alignment] = NumericLayout(dtype);
+  const uint64_t have = meta.has_shm() ? 0 : frame.size();
   uint64_t expected = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(shape.num_elements()),
                              static_cast<uint64_t>(element_size), &expected) ||
-      expected != frame.size()) {
+      (meta.has_shm() ? expected == 0 || frame.size() != 0 : expected != have)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%d bytes, but shape %s of %s needs %d elements of %d bytes", frame.size(),
-        shape.DebugString(), DataTypeString(dtype), shape.num_elements(), element_size));
+        "%d bytes%s, but shape %s of %s needs %d elements of %d bytes", frame.size(),
+        meta.has_shm() ? " beside a shared-memory block" : "", shape.DebugString(),
+        DataTypeString(dtype), shape.num_elements(), element_size));
   }
+  if (meta.has_shm()) return DecodeShared(dtype, shape, expected, meta.shm(), shm);
   return DecodeNumeric(dtype, shape, alignment, std::move(frame));
 }
 
@@ -170,7 +200,7 @@ zmq::message_t EncodeHeader(const RpcHeader& header) {
 }
 
 absl::StatusOr<std::vector<zmq::message_t>> EncodeTensors(const std::vector<Tensor>& tensors,
-                                                          RpcHeader* header) {
+                                                          RpcHeader* header, ShmArena* shm) {
   header->clear_tensors();
   std::vector<zmq::message_t> frames;
   frames.reserve(tensors.size());
@@ -188,6 +218,11 @@ absl::StatusOr<std::vector<zmq::message_t>> EncodeTensors(const std::vector<Tens
       return absl::InvalidArgumentError(absl::StrFormat(
           "tensor %d has dtype %s, which cannot travel", i, DataTypeString(tensor.dtype())));
     } else if (tensor.TotalBytes() == 0) {
+      frames.emplace_back();
+    } else if (std::optional<ShmRef> ref;
+               shm != nullptr && tensor.TotalBytes() >= shm->min_bytes() &&
+               (ref = shm->Place(tensor.raw_data(), tensor.TotalBytes()))) {
+      *meta->mutable_shm() = *std::move(ref);
       frames.emplace_back();
     } else {
       // The frame references the buffer; the heap Tensor keeps it alive
@@ -221,8 +256,8 @@ absl::StatusOr<RpcHeader> DecodeHeader(const zmq::message_t& frame) {
 }
 
 absl::StatusOr<std::vector<Tensor>> DecodeTensors(const RpcHeader& header,
-                                                  std::vector<zmq::message_t>& frames,
-                                                  size_t first) {
+                                                  std::vector<zmq::message_t>& frames, size_t first,
+                                                  ShmPeer* shm) {
   const size_t have = frames.size() > first ? frames.size() - first : 0;
   if (have != static_cast<size_t>(header.tensors_size())) {
     return absl::InvalidArgumentError(
@@ -233,7 +268,7 @@ absl::StatusOr<std::vector<Tensor>> DecodeTensors(const RpcHeader& header,
   tensors.reserve(have);
   for (size_t i = 0; i < have; ++i) {
     absl::StatusOr<Tensor> tensor =
-        DecodeTensor(header.tensors(static_cast<int>(i)), std::move(frames[first + i]));
+        DecodeTensor(header.tensors(static_cast<int>(i)), std::move(frames[first + i]), shm);
     if (!tensor.ok()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("frame %d (tensor %d): %s", first + i, i, tensor.status().message()));
@@ -241,6 +276,22 @@ absl::StatusOr<std::vector<Tensor>> DecodeTensors(const RpcHeader& header,
     tensors.push_back(*std::move(tensor));
   }
   return tensors;
+}
+
+bool UsesSharedMemory(const RpcHeader& header) {
+  for (const TensorMeta& meta : header.tensors()) {
+    if (meta.has_shm()) return true;
+  }
+  return false;
+}
+
+void ReleaseSharedTensors(const RpcHeader& header, ShmPeer* shm) {
+  if (shm == nullptr) return;
+  for (const TensorMeta& meta : header.tensors()) {
+    if (!meta.has_shm()) continue;
+    absl::StatusOr<Tensor> tensor = DecodeTensor(meta, zmq::message_t(), shm);
+    (void)tensor;  // Dropped at once: the block goes back to its sender.
+  }
 }
 
 absl::StatusOr<DecodedMessage> DecodeMessage(std::vector<zmq::message_t> frames) {

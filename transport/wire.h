@@ -3,7 +3,9 @@
 // copy and received into the frame's own memory when it is aligned.
 // DT_STRING and DT_RESOURCE tensors travel as one frame of length-prefixed
 // elements: for each element an 8-byte little-endian length, then the
-// string (or the serialized ResourceHandleProto).
+// string (or the serialized ResourceHandleProto). Between processes of one
+// machine, a large numeric tensor may wait in the sender's shared memory
+// instead (transport/shm_arena.h): its frame is empty.
 #ifndef RILL_TRANSPORT_WIRE_H_
 #define RILL_TRANSPORT_WIRE_H_
 
@@ -13,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "graph/tensor.h"
 #include "transport/proto/rpc.pb.h"
+#include "transport/shm_arena.h"
 #include "zmq.hpp"
 
 namespace rill {
@@ -22,10 +25,13 @@ zmq::message_t EncodeHeader(const RpcHeader& header);
 
 // One frame per tensor; fills header->tensors with their metadata (any
 // metadata already there is replaced). A numeric frame keeps a reference
-// to its tensor's buffer until ZeroMQ releases it. INVALID_ARGUMENT for an
-// uninitialized tensor or a dtype that cannot travel.
+// to its tensor's buffer until ZeroMQ releases it. With `shm`, numeric
+// tensors of at least shm->min_bytes() are copied into it while it has
+// room. INVALID_ARGUMENT for an uninitialized tensor or a dtype that
+// cannot travel.
 absl::StatusOr<std::vector<zmq::message_t>> EncodeTensors(const std::vector<Tensor>& tensors,
-                                                          RpcHeader* header);
+                                                          RpcHeader* header,
+                                                          ShmArena* shm = nullptr);
 
 // [header frame, tensor frames...] as sent.
 absl::StatusOr<std::vector<zmq::message_t>> EncodeMessage(RpcHeader header,
@@ -35,11 +41,20 @@ absl::StatusOr<std::vector<zmq::message_t>> EncodeMessage(RpcHeader header,
 absl::StatusOr<RpcHeader> DecodeHeader(const zmq::message_t& frame);
 
 // The tensors described by header.tensors, from frames[first...]; consumes
-// those frames. INVALID_ARGUMENT naming the frame for a frame count, size,
-// dtype, shape or encoding that does not match.
+// those frames. Tensors in shared memory are claimed from `shm`, the
+// sender's arenas (null: the sender is not a process on this machine).
+// INVALID_ARGUMENT naming the frame for a frame count, size, dtype, shape,
+// encoding or shared-memory block that does not match.
 absl::StatusOr<std::vector<Tensor>> DecodeTensors(const RpcHeader& header,
-                                                  std::vector<zmq::message_t>& frames,
-                                                  size_t first);
+                                                  std::vector<zmq::message_t>& frames, size_t first,
+                                                  ShmPeer* shm = nullptr);
+
+// Whether some tensor of the message waits in shared memory.
+bool UsesSharedMemory(const RpcHeader& header);
+
+// Gives the shared-memory blocks of a message that will not be decoded
+// back to their sender.
+void ReleaseSharedTensors(const RpcHeader& header, ShmPeer* shm);
 
 struct DecodedMessage {
   RpcHeader header;

@@ -4,6 +4,8 @@
 // training goes on from the last checkpoint.
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <set>
@@ -118,6 +120,12 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
   // interleave on a loaded machine: 0.84 to 0.87 after 2400 steps.
   EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.82) << chief->Log();
   EXPECT_GE(CheckpointStep().value_or(0), 2400);
+  // The variables went to the workers through the ps's shared memory: the
+  // tasks share this machine.
+  std::ifstream maps(absl::StrFormat("/proc/%d/maps", ps->pid()));
+  const std::string mapped((std::istreambuf_iterator<char>(maps)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_THAT(mapped, HasSubstr("memfd:rill-tensors"));
   // The chief's summaries read back: the loss every 100 steps, the step
   // rate, a START and the checkpoints.
   std::set<std::string> tags;
@@ -370,6 +378,7 @@ TEST_F(DistributedMnist, RefusesSynchronousSettingsThatCannotWork) {
       {{"--replicas_to_aggregate=0"}, "--replicas_to_aggregate"},
       {{"--issync=1", "--replicas_to_aggregate=99999999999"}, "at most 1048576 gradients"},
       {{"--device=tpu"}, "--device 'tpu': expected auto, cpu or gpu"},
+      {{"--transport=udp"}, "--transport 'udp': expected shm"},
   };
   for (const auto& [flags, message] : cases) {
     auto worker = Task("worker", 0, flags);
