@@ -161,7 +161,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
   }
 
   void Enqueue(const std::string& method, RpcMessage request, absl::Time deadline, Finish finish) {
-    Outgoing call{method, {}, {}, deadline, std::move(finish), shm_.arena()};
+    Outgoing call{method, {}, {}, deadline, std::move(finish), shm_.arena(), {}};
     absl::StatusOr<std::vector<zmq::message_t>> frames =
         EncodeTensors(request.tensors, &call.header, call.shm.get());
     if (!frames.ok()) {
@@ -172,7 +172,11 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
            {}});
     }
     call.tensor_frames = *std::move(frames);
-    if (!UsesSharedMemory(call.header)) call.shm.reset();
+    if (UsesSharedMemory(call.header)) {
+      call.tensors = std::move(request.tensors);  // To send as frames if ipc goes away.
+    } else {
+      call.shm.reset();
+    }
     call.header.set_body(std::move(request.body));
     if (TrySendHere(call)) return;
     bool was_empty;
@@ -303,6 +307,29 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     return next;
   }
 
+  // The header's frame, then the tensors' (taken from `call`).
+  static std::vector<zmq::message_t> TakeFrames(Outgoing& call) {
+    std::vector<zmq::message_t> frames;
+    frames.reserve(call.tensor_frames.size() + 1);
+    frames.push_back(EncodeHeader(call.header));
+    for (zmq::message_t& frame : call.tensor_frames) frames.push_back(std::move(frame));
+    call.tensor_frames.clear();
+    return frames;
+  }
+
+  // For a call that will not go by ipc: its blocks go back to the arena (no
+  // peer saw them) and its tensors are encoded as frames.
+  static void Unshare(Outgoing& call) {
+    call.shm->Unsend(call.header);
+    call.shm.reset();
+    // The same tensors encoded once already, so this succeeds.
+    if (absl::StatusOr<std::vector<zmq::message_t>> frames =
+            EncodeTensors(call.tensors, &call.header);
+        frames.ok()) {
+      call.tensor_frames = *std::move(frames);
+    }
+  }
+
   // Sends a transport method ("_ping", "_hello") that no caller waits for.
   uint64_t SendControl(const std::string& method) {
     RpcHeader header;
@@ -330,26 +357,19 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
       call.header.set_timeout_micros(
           std::max<int64_t>(1, absl::ToInt64Microseconds(call.deadline - now)));
     }
-    std::vector<zmq::message_t> frames;
-    frames.reserve(call.tensor_frames.size() + 1);
-    frames.push_back(EncodeHeader(call.header));
-    for (zmq::message_t& frame : call.tensor_frames) frames.push_back(std::move(frame));
-    if (call.shm != nullptr && !ipc_.has_value()) {
-      return Complete(std::move(call.finish),
-                      {absl::UnavailableError(absl::StrFormat(
-                           "call %s to %s: the ipc connection its shared-memory tensors needed "
-                           "went away while it waited",
-                           call.method, options_.address)),
-                       {},
-                       {}});
-    }
+    // Only the ipc peer can map this client's shared memory.
+    if (call.shm != nullptr && !ipc_.has_value()) Unshare(call);
+    std::vector<zmq::message_t> frames = TakeFrames(call);
     bool sent = rpc_internal::SendFrames(active_socket(), frames);
     // The ipc socket queues only on a live connection, so while its server
     // is gone (killed, perhaps restarted at the same address with another
     // ipc socket) it refuses a message before taking any part of it, and
-    // the message goes by tcp, which reaches whoever serves the address
-    // (unless it names shared memory, which only the ipc peer could map).
-    if (!sent && ipc_.has_value() && call.shm == nullptr) {
+    // the message goes by tcp, which reaches whoever serves the address.
+    if (!sent && ipc_.has_value()) {
+      if (call.shm != nullptr) {
+        Unshare(call);
+        frames = TakeFrames(call);
+      }
       sent = rpc_internal::SendFrames(tcp_, frames);
     }
     if (!sent) {

@@ -55,9 +55,10 @@ struct Outgoing {
   std::vector<zmq::message_t> tensor_frames;
   absl::Time deadline;
   Finish finish;
-  // The arena some of its tensors wait in (kept while it is sent): such a
-  // call may go by ipc only.
+  // The arena some of its tensors wait in (kept while it is sent), and the
+  // tensors, encoded again as frames if the call cannot go by ipc.
   std::shared_ptr<ShmArena> shm;
+  std::vector<Tensor> tensors;
 };
 
 // A call sent and waiting for its reply.

@@ -126,6 +126,7 @@ absl::StatusOr<RpcMessage> SyncSockets::CallOn(std::unique_ptr<Socket> socket,
   frames.push_back(EncodeHeader(header));
   for (zmq::message_t& frame : *tensor_frames) frames.push_back(std::move(frame));
   if (!SendFrames(socket->socket, frames)) {
+    if (shm != nullptr) shm->Unsend(header);
     return absl::UnavailableError(
         absl::StrFormat("call %s to %s: the message could not be "
                         "queued: %s",

@@ -154,6 +154,15 @@ std::optional<ShmRef> ShmArena::Place(const void* data, size_t bytes) {
   return ref;
 }
 
+void ShmArena::Unsend(const RpcHeader& header) {
+  for (const TensorMeta& meta : header.tensors()) {
+    if (!meta.has_shm() || meta.shm().arena() != id_ || meta.shm().offset() >= capacity_) continue;
+    auto* block = reinterpret_cast<ShmBlockHeader*>(base_ + meta.shm().offset());
+    uint32_t sent = ShmBlockHeader::kSent;
+    block->state.compare_exchange_strong(sent, ShmBlockHeader::kFree, std::memory_order_release);
+  }
+}
+
 size_t ShmArena::held_bytes() {
   absl::MutexLock lock(&mu_);
   Reclaim();

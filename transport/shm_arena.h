@@ -58,6 +58,8 @@ class ShmArena {
   // Copies `bytes` from `data` into a free block and returns where it is; nullopt when no free
   // block is large enough (the caller sends the bytes another way).
   std::optional<ShmRef> Place(const void* data, size_t bytes);
+  // Frees the blocks of this arena that `header` names: its message was not sent.
+  void Unsend(const RpcHeader& header);
   // Bytes in blocks a receiver still holds (with their headers).
   size_t held_bytes();
 

@@ -294,6 +294,44 @@ TEST(ShmTransport, AFullArenaAndATcpPeerGetFrames) {
   EXPECT_EQ(ArenaMappings(), before);
 }
 
+// A server restarted at the same address has another ipc socket, and no view of the client's
+// arena: a call whose tensors wait in shared memory goes by tcp as frames instead.
+TEST(ShmTransport, ACallReachesAServerRestartedAtTheSameAddress) {
+  Keeper keeper;
+  auto first = StartServer({keeper.Method()});
+  ASSERT_NE(first, nullptr);
+  const int port = first->port();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> client,
+                       RpcClient::Connect(ClientOptions(port, true)));
+  ASSERT_OK(SettlePath(*client));
+  ASSERT_EQ(client->transport(), "ipc");
+  first.reset();
+
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:" + std::to_string(port);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcServer> second,
+                       RpcServer::Start(options, {keeper.Method()}));
+  const Tensor large = Pattern(kMiB / 4, 0.75f);
+  absl::Status status;
+  // One call sent before the old connection is seen closed may be lost with it.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    absl::Notification done;
+    double sum = 0;
+    client->Call("Keep", {"", {large}}, absl::Now() + absl::Milliseconds(500),
+                 [&](absl::Status s, RpcMessage reply) {
+                   status = s;
+                   if (s.ok()) sum = reply.tensors[0].scalar<double>();
+                   done.Notify();
+                 });
+    done.WaitForNotification();
+    if (status.ok()) {
+      EXPECT_EQ(sum, Sum(large));
+      break;
+    }
+  }
+  ASSERT_OK(status);
+}
+
 // A child process (this program, run with --send_and_wait=PORT) sends a
 // tensor through shared memory, says so on stdout and waits to be killed.
 int SendAndWait(int port) {
