@@ -2,7 +2,7 @@
 """Between-graph training (async, sync, bounded staleness) beside one process, same run.
 
     benches/distributed_training.py [--build DIR] [--rounds N] [--models mlp,cnn]
-        [--mlp_examples N] [--cnn_examples N] [--modes one,async,sync,staleness2]
+        [--mlp_examples N] [--cnn_examples N] [--modes one,async,sync,staleness2,async+bf16]
 
 For each model (the Fashion-MNIST MLP 784-128-10 and the CNN conv 32 - conv 64 -
 fc 1024, both Adam, batch 64) every round trains the same number of examples
@@ -13,6 +13,9 @@ in each configuration, in an order that alternates from round to round:
   sync        the same with --issync 1 (each step: the mean of both workers'
               gradients, so half as many global steps)
   staleness2  --issync 0 --staleness 2
+
+A cluster mode may carry options after '+': bf16 or fp16 (--gradient_compression),
+ipc or tcp (--transport; the default is shared memory), e.g. async+bf16, sync+fp16+ipc.
 
 It prints examples/s (examples applied over the slower worker's training
 time: all workers together) and the test accuracy of each run, then the
@@ -54,10 +57,14 @@ def one_process(build, model, examples):
 
 
 def cluster(build, model, examples, mode):
+    base, *options = mode.split("+")
     # Examples per global step: a synchronous step applies both workers' batches.
-    per_step = 2 * BATCH if mode == "sync" else BATCH
+    per_step = 2 * BATCH if base == "sync" else BATCH
     extra = {"async": ["--issync=0"], "sync": ["--issync=1"],
-             "staleness2": ["--issync=0", "--staleness=2"]}[mode]
+             "staleness2": ["--issync=0", "--staleness=2"]}[base]
+    for option in options:
+        extra.append({"bf16": "--gradient_compression=bf16", "fp16": "--gradient_compression=fp16",
+                      "ipc": "--transport=ipc", "tcp": "--transport=tcp"}[option])
     steps = examples // per_step
     ps, w0, w1 = free_ports(3)
     with tempfile.TemporaryDirectory() as logdir:
@@ -114,12 +121,14 @@ def main():
                       f"test accuracy {accuracy:.4f}", flush=True)
         base = statistics.median(rates["one"]) if "one" in rates else None
         print(f"{model}, {examples} examples, medians of {args.rounds} rounds:")
-        print(f"| {'mode':10} | {'examples/s':>10} | {'x one process':>13} | {'test accuracy':>13} |")
+        print(f"| {'mode':10} | {'examples/s':>10} | {'x one process':>13} | {'test accuracy':>13} "
+              f"| {'mean accuracy':>13} |")
         for mode in modes:
             rate = statistics.median(rates[mode])
             ratio = f"{rate / base:.2f}" if base else "-"
             print(f"| {mode:10} | {rate:10.0f} | {ratio:>13} | "
-                  f"{statistics.median(accuracies[mode]):13.4f} |", flush=True)
+                  f"{statistics.median(accuracies[mode]):13.4f} | "
+                  f"{statistics.mean(accuracies[mode]):13.4f} |", flush=True)
 
 
 if __name__ == "__main__":

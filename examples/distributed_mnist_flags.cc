@@ -7,6 +7,7 @@
 #include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
+#include "runtime/training/gradient_compression.h"
 
 namespace rill::examples {
 
@@ -19,6 +20,7 @@ const char kDistributedMnistUsage[] =
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
     "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
+    "           [--gradient_compression none|fp16|bf16]\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"
     "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
@@ -51,7 +53,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "step_delay_ms",
                                        "sync_timeout_secs",
                                        "save_checkpoint_steps",
-                                       "transport"};
+                                       "transport",
+                                       "gradient_compression"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
                    cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
   Flags flags;
@@ -102,6 +105,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
             value));
       }
       flags.transport = value;
+    } else if (name == "gradient_compression") {
+      RETURN_IF_ERROR(ParseGradientWireType(value).status());
+      flags.gradient_compression = value;
     } else if (name == "data") {
       flags.data_dir = value;
     } else if (name == "curve_keys") {

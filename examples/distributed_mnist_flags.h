@@ -37,6 +37,8 @@ struct Flags {
   // How tensors reach a task on this machine: shared memory for large ones
   // (shm), ipc sockets only (ipc), or tcp.
   std::string transport = "shm";
+  // How gradients travel to the ps: as computed (none), float16 or bfloat16.
+  std::string gradient_compression = "none";
   std::optional<int64_t> replicas_to_aggregate;
   std::optional<int64_t> backup_workers;
   std::optional<int64_t> staleness;

@@ -12,6 +12,7 @@
 #include "ops/uninitialized_variables.h"
 #include "placement/replica_device_setter.h"
 #include "runtime/training/bounded_staleness.h"
+#include "runtime/training/gradient_compression.h"
 #include "runtime/training/saver.h"
 #include "runtime/training/sync_replicas_optimizer.h"
 
@@ -71,6 +72,17 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   FashionModelOptions model_options;
   model_options.learning_rate = flags.learning_rate;
   model_options.global_step = &global_step;
+  GradientCompression compression;
+  ASSIGN_OR_RETURN(compression.wire_type, ParseGradientWireType(flags.gradient_compression));
+  // Every mode's updates: the gradients, narrowed for the wire when asked, then `optimizer`'s.
+  const auto minimize = [&compression](const Scope& scope, auto& optimizer, const Output& loss,
+                                       const std::vector<Variable>& variables,
+                                       const auto& global_step_arg) -> absl::StatusOr<Operation> {
+    ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
+                     optimizer.ComputeGradients(scope, loss, variables));
+    ASSIGN_OR_RETURN(gradients, CompressGradients(scope, std::move(gradients), compression));
+    return optimizer.ApplyGradients(scope, gradients, global_step_arg);
+  };
   if (config.sync_replicas) {
     if (flags.staleness) {
       return absl::InvalidArgumentError(
@@ -80,18 +92,19 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
     options.worker_index = task;
     options.local_device = worker_device;
     graph.mode = fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
-    model_options.build_train = [&sync, &global_step, options](
+    model_options.build_train = [&sync, &global_step, options, minimize](
                                     const Scope& scope, Optimizer& adam, const Output& loss,
                                     const std::vector<Variable>& variables) {
       sync.emplace(&adam, options);
-      return sync->Minimize(scope, loss, variables, global_step);
+      return minimize(scope, *sync, loss, variables, global_step);
     };
   } else if (flags.staleness) {
     graph.mode = fmt::format("staleness {}", *flags.staleness);
     model_options.build_train =
         [&](const Scope& scope, Optimizer& adam, const Output& loss,
             const std::vector<Variable>& variables) -> absl::StatusOr<Operation> {
-      ASSIGN_OR_RETURN(const Operation update, adam.Minimize(scope, loss, variables, &global_step));
+      ASSIGN_OR_RETURN(const Operation update,
+                       minimize(scope, adam, loss, variables, &global_step));
       BoundedStalenessOptions options;
       options.num_workers = num_workers;
       options.worker_index = task;
@@ -103,6 +116,12 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
       graph.slowest = bounded.slowest.name();
       graph.retire = bounded.retire.node()->name();
       return bounded.train_op;
+    };
+  } else {
+    model_options.build_train = [&global_step, minimize](const Scope& scope, Optimizer& adam,
+                                                         const Output& loss,
+                                                         const std::vector<Variable>& variables) {
+      return minimize(scope, adam, loss, variables, &global_step);
     };
   }
   ASSIGN_OR_RETURN(const FashionModel model, flags.model == "cnn"

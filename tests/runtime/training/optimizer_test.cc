@@ -5,15 +5,19 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "runtime/session.h"
+#include "runtime/training/gradient_compression.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -268,6 +272,77 @@ TEST(Optimizer, SlotsAreInitializedByTheInitOp) {
   ASSERT_OK_AND_ASSIGN(out, session->Run({}, {"beta1_power/read", "beta2_power/read"}));
   EXPECT_FLOAT_EQ(out[0].scalar<float>(), 0.9f * 0.9f * 0.9f);
   EXPECT_FLOAT_EQ(out[1].scalar<float>(), 0.999f * 0.999f * 0.999f);
+}
+
+// A gradient narrowed for the wire: cast where it is computed (the worker), widened beside its
+// variable (the ps); what the update sees is the gradient rounded to the wire type.
+TEST(GradientCompression, NarrowsWhereTheGradientIsAndWidensBesideTheVariable) {
+  const auto build = [](bool placed, DataType wire_type, std::set<std::string> variables = {})
+      -> absl::StatusOr<std::pair<Scope, std::vector<GradientAndVariable>>> {
+    Scope root = ops::NewRootScope();
+    const Scope ps = placed ? root.WithDevice("/job:ps/task:0") : root;
+    const Scope worker = placed ? root.WithDevice("/job:worker/task:0") : root;
+    const Variable w(ps, "w", Tensor::FromVector<float>({1.001f, -2.5f, 3.3333f}, {3}));
+    const Variable b(ps, "b", Tensor::FromVector<float>({0.25f}, {1}));
+    const ops::Sum loss(worker.WithOpName("loss"),
+                        ops::Square(worker, ops::Mul(worker, ops::Add(worker, w, b), 1.7f)), 0);
+    GradientDescentOptimizer sgd(0.1);
+    ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
+                     sgd.ComputeGradients(worker, loss, {w, b}));
+    ASSIGN_OR_RETURN(gradients, CompressGradients(worker, std::move(gradients),
+                                                  {wire_type, std::move(variables)}));
+    GlobalVariablesInitializer(root);
+    return std::make_pair(root, std::move(gradients));
+  };
+
+  ASSERT_OK_AND_ASSIGN(auto placed, build(true, DT_BFLOAT16, {"w"}));
+  const Graph& graph = *placed.first.graph();
+  const Node* narrow = nullptr;
+  const Node* wide = nullptr;
+  for (const Node* node : graph.nodes()) {
+    if (node->name() == "w/wire/narrow") narrow = node;
+    if (node->name() == "w/wire/wide") wide = node;
+    EXPECT_FALSE(node->name().starts_with("b/wire")) << "b was not named";
+  }
+  ASSERT_NE(narrow, nullptr);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(narrow->requested_device(), "/job:worker/task:0");
+  EXPECT_EQ(wide->requested_device(), "/job:ps/task:0");
+  EXPECT_EQ(placed.second[0].gradient.node(), wide);
+
+  for (const DataType wire_type : {DT_BFLOAT16, DT_HALF}) {
+    SCOPED_TRACE(DataTypeString(wire_type));
+    ASSERT_OK_AND_ASSIGN(auto plain, build(false, DT_INVALID));
+    ASSERT_OK_AND_ASSIGN(auto narrowed, build(false, wire_type));
+    std::vector<float> exact;
+    std::vector<float> got;
+    for (auto* built : {&plain, &narrowed}) {
+      ASSERT_OK_AND_ASSIGN(GraphDef def, built->first.ToGraphDef());
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+      ASSERT_OK(session->Run({}, {}, {"init"}));
+      ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out,
+                           session->Run({}, {built->second[0].gradient.name()}));
+      (built == &plain ? exact : got) = Values<float>(out[0]);
+    }
+    ASSERT_EQ(got.size(), 3u);
+    bool rounded = false;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const float expected = wire_type == DT_HALF ? static_cast<float>(half(exact[i]))
+                                                  : static_cast<float>(bfloat16(exact[i]));
+      EXPECT_EQ(got[i], expected) << "element " << i;
+      rounded = rounded || got[i] != exact[i];
+    }
+    EXPECT_TRUE(rounded) << "no element lost a bit: the test shows nothing";
+  }
+
+  EXPECT_THAT(build(false, DT_BFLOAT16, {"v"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("names variable 'v'")));
+  EXPECT_THAT(build(false, DT_DOUBLE),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("float16 or bfloat16")));
+  EXPECT_THAT(ParseGradientWireType("int8"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected none, float16")));
+  ASSERT_OK_AND_ASSIGN(const DataType bf16, ParseGradientWireType("bf16"));
+  EXPECT_EQ(bf16, DT_BFLOAT16);
 }
 
 }  // namespace
