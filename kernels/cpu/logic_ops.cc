@@ -1,6 +1,9 @@
 // CPU kernels for comparisons (broadcasting, bool results), LogicalAnd,
 // LogicalOr, LogicalNot, Select and Cast.
+#include <immintrin.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
@@ -129,6 +132,35 @@ class SelectOp final : public OpKernel {
   }
 };
 
+// Eigen converts between float and half one element at a time (about
+// 5 ns each on these machines, which made float16 gradients slower to send
+// than float32 ones); F16C converts eight per instruction, rounding to
+// nearest even as Eigen does. True when it did the work.
+template <typename Src, typename Dst>
+bool CastWithF16c([[maybe_unused]] const Src* in, [[maybe_unused]] Dst* out,
+                  [[maybe_unused]] int64_t n) {
+#if defined(__F16C__)
+  if constexpr (std::is_same_v<Src, float> && std::is_same_v<Dst, half>) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                       _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; ++i) out[i] = half(in[i]);
+    return true;
+  } else if constexpr (std::is_same_v<Src, half> && std::is_same_v<Dst, float>) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      _mm256_storeu_ps(out + i,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+    }
+    for (; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    return true;
+  }
+#endif
+  return false;
+}
+
 // Truncate only changes how TensorFlow rounds to narrower floats on some
 // devices; Eigen's casts round to nearest, so it is accepted and unused.
 template <typename Src, typename Dst>
@@ -138,6 +170,7 @@ class CastOp final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+    if (CastWithF16c(x.data<Src>(), y->data<Dst>(), x.NumElements())) return absl::OkStatus();
     y->flat<Dst>().device(ctx.eigen_cpu()) = x.flat<Src>().template cast<Dst>();
     return absl::OkStatus();
   }

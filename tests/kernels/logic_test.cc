@@ -2,6 +2,8 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -190,6 +192,33 @@ TEST(Cast, ConvertsBetweenTypes) {
                                      .RunOne());
   ASSERT_OK_AND_ASSIGN(Tensor l, KernelTester("Cast").Attr("DstT", DT_INT64).Input(u).RunOne());
   EXPECT_THAT(l, TensorEq(MakeTensor<int64_t>({2}, {7, 200})));
+}
+
+// float <-> half goes through F16C where the machine has it: the same bits
+// as Eigen's one-at-a-time conversion, edge cases included.
+TEST(Cast, FloatAndHalfRoundTheWayEigenDoes) {
+  std::vector<float> values = {
+      0.f,      -0.f,   1.f,      65504.f, 65520.f, 65519.f,
+      -1e9f,    6e-8f,  3e-8f,    2.9e-8f, 1e-5f,   0.1f,
+      1.0f / 3, 1e-40f, -6.1e-5f, 2049.f,  2051.f,  std::numeric_limits<float>::infinity()};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> scale(-20.f, 20.f);
+  while (values.size() < 1003)
+    values.push_back(std::ldexp(scale(rng), static_cast<int>(scale(rng))));
+  const Tensor f = MakeTensor<float>({static_cast<int64_t>(values.size())}, values);
+  ASSERT_OK_AND_ASSIGN(Tensor h, KernelTester("Cast").Attr("DstT", DT_HALF).Input(f).RunOne());
+  ASSERT_OK_AND_ASSIGN(Tensor back, KernelTester("Cast").Attr("DstT", DT_FLOAT).Input(h).RunOne());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const half expected(values[i]);
+    EXPECT_EQ(Eigen::numext::bit_cast<uint16_t>(h.data<half>()[i]),
+              Eigen::numext::bit_cast<uint16_t>(expected))
+        << values[i];
+    EXPECT_EQ(back.data<float>()[i], static_cast<float>(expected)) << values[i];
+  }
+  const Tensor nan = MakeTensor<float>({1}, {std::nanf("")});
+  ASSERT_OK_AND_ASSIGN(Tensor nan_half,
+                       KernelTester("Cast").Attr("DstT", DT_HALF).Input(nan).RunOne());
+  EXPECT_TRUE(Eigen::numext::isnan(nan_half.data<half>()[0]));
 }
 
 TEST(Cast, UnsupportedPairIsNotFound) {
