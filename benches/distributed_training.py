@@ -13,6 +13,8 @@ in each configuration, in an order that alternates from round to round:
   sync        the same with --issync 1 (each step: the mean of both workers'
               gradients, so half as many global steps)
   staleness2  --issync 0 --staleness 2
+  torch       benches/torch_rpc_ps.py: PyTorch's RPC parameter server, 1 ps + 2 workers,
+              asynchronous, Adam (MLP only; Debian's python3-torch, run by /usr/bin/python3)
 
 A cluster mode may carry options after '+': bf16 or fp16 (--gradient_compression),
 ipc or tcp (--transport; the default is shared memory), e.g. async+bf16, sync+fp16+ipc.
@@ -54,6 +56,17 @@ def one_process(build, model, examples):
                          check=True, capture_output=True, text=True).stdout
     r = result(out)
     return r["steps"] * BATCH / r["train_seconds"], r["test_accuracy"]
+
+
+def torch_twin(model, examples):
+    if model != "mlp":
+        sys.exit("the torch mode trains the MLP only")
+    script = f"{sys.path[0]}/torch_rpc_ps.py"
+    out = subprocess.run(["/usr/bin/python3", script, "--workers=2", f"--steps={examples // BATCH}",
+                          f"--batch={BATCH}"],
+                         check=True, capture_output=True, text=True).stdout
+    r = result(out)
+    return r["steps_per_second"] * BATCH, r["test_accuracy"]
 
 
 def cluster(build, model, examples, mode):
@@ -113,6 +126,8 @@ def main():
             for mode in order:
                 if mode == "one":
                     rate, accuracy = one_process(args.build, model, examples)
+                elif mode == "torch":
+                    rate, accuracy = torch_twin(model, examples)
                 else:
                     rate, accuracy = cluster(args.build, model, examples, mode)
                 rates[mode].append(rate)
