@@ -182,6 +182,11 @@ std::unique_ptr<RpcClient> ConnectClient(bool prefer_ipc, bool curve = false, bo
   // Settles the path (the hello's reply comes first).
   if (!(*client)->CallSync("push", {}, absl::Now() + absl::Seconds(10)).ok()) return nullptr;
   if ((*client)->transport() != (prefer_ipc ? "ipc" : "tcp")) return nullptr;
+  // The server maps the arena shortly after the path settles.
+  for (int i = 0; shm && !(*client)->shared_memory() && i < 1000; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (shm && !(*client)->shared_memory()) return nullptr;
   return *std::move(client);
 }
 

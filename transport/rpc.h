@@ -42,6 +42,9 @@ struct RpcServerOptions {
   // Also bind an ipc:// endpoint (a socket file in the temporary
   // directory) that clients on this machine use instead of tcp.
   bool bind_ipc = true;
+  // Map the shared memory of clients on this machine (reached by ipc) whose
+  // tensors wait there; off, they send frames.
+  bool accept_shared_memory = true;
   // Threads that run handlers (the socket thread never blocks on one).
   int handler_threads = 2;
   // With keys, every endpoint speaks CURVE: only clients whose public key
@@ -146,6 +149,9 @@ class RpcClient {
 
   // "tcp" or "ipc": the path calls take (settled by the first reply).
   std::string transport() const;
+  // Large tensors go through shared memory: the path is ipc and the peer
+  // has mapped this client's arena (shortly after the path settles).
+  bool shared_memory() const;
   const std::string& address() const;
 
   class Impl;

@@ -139,6 +139,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     return using_ipc_.load(std::memory_order_acquire) ? "ipc" : "tcp";  // Set by the I/O thread.
   }
   const std::string& address() const { return options_.address; }
+  bool shared_memory() const { return shm_.arena() != nullptr; }
 
  private:
   // Sends `call`, or holds it while kMaxLargeInFlight large calls are out
@@ -277,6 +278,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
         if (handshakes_->Read()) OnHandshake();
         bool more = ReceiveAll(tcp_);
         if (ipc_.has_value()) more = ReceiveAll(*ipc_) || more;
+        ProbeSharedMemory();
         const absl::Time now = absl::Now();
         ExpireDeadlines(now);
         CheckHeartbeat(now);
@@ -328,6 +330,38 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
         frames.ok()) {
       call.tensor_frames = *std::move(frames);
     }
+  }
+
+  // Asks the ipc peer to map this client's new arena, with a one-byte block: tensors go through
+  // it only once the peer could, so that one that cannot (in another pid namespace, without
+  // /proc access to this process, refusing shared memory) still gets them all, as frames.
+  // Tried again each turn until the ipc connection takes it.
+  void ProbeSharedMemory() ABSL_EXCLUSIVE_LOCKS_REQUIRED(io_mu_) {
+    if (!shm_probe_wanted_ || !ipc_.has_value()) return;
+    const std::shared_ptr<ShmArena> arena = shm_.opened();
+    const uint8_t byte = 1;
+    const std::optional<ShmRef> block =
+        arena != nullptr ? arena->Place(&byte, sizeof(byte)) : std::nullopt;
+    if (!block.has_value()) {
+      shm_probe_wanted_ = false;
+      return;
+    }
+    RpcHeader header;
+    header.set_method("_shm_probe");
+    header.set_request_id(last_id_ + 1);
+    TensorMeta* meta = header.add_tensors();
+    meta->set_dtype(DT_UINT8);
+    meta->mutable_shape()->add_dim()->set_size(1);
+    *meta->mutable_shm() = *block;
+    std::vector<zmq::message_t> frames;
+    frames.push_back(EncodeHeader(header));
+    frames.emplace_back();
+    if (!rpc_internal::SendFrames(*ipc_, frames)) {
+      arena->Unsend(header);
+      return;
+    }
+    shm_probe_id_ = ++last_id_;
+    shm_probe_wanted_ = false;
   }
 
   // Sends a transport method ("_ping", "_hello") that no caller waits for.
@@ -406,6 +440,11 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
         OnHello(*header);
         continue;
       }
+      if (shm_probe_id_ != 0 && header->request_id() == shm_probe_id_) {
+        shm_probe_id_ = 0;
+        if (rpc_internal::StatusFromReply(*header).ok()) shm_.Enable();
+        continue;
+      }
       std::optional<Pending> call = calls_.Take(header->request_id());
       if (!call) continue;  // A ping, or a call that already failed.
       absl::Status status = rpc_internal::StatusFromReply(*header);
@@ -464,6 +503,7 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
       return;  // Stay on tcp (out of sockets or descriptors, say).
     }
     shm_.Open();
+    shm_probe_wanted_ = true;
     sync_.UseIpc(hello.ipc_endpoint());
     using_ipc_.store(true, std::memory_order_release);
   }
@@ -490,6 +530,8 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
     using_ipc_.store(false, std::memory_order_release);
     sync_.UseTcp();
     shm_.Close();
+    shm_probe_wanted_ = false;
+    shm_probe_id_ = 0;
     if (options_.prefer_ipc) {
       path_settled_.store(false, std::memory_order_release);
       hello_id_ = SendControl("_hello");
@@ -540,6 +582,8 @@ class RpcClient::Impl final : public rpc_internal::ClientLoop::Member {
   std::unique_ptr<rpc_internal::HandshakeMonitor> handshakes_ ABSL_GUARDED_BY(io_mu_);
   uint64_t last_id_ ABSL_GUARDED_BY(io_mu_) = 0;
   uint64_t hello_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no hello outstanding.
+  bool shm_probe_wanted_ ABSL_GUARDED_BY(io_mu_) = false;
+  uint64_t shm_probe_id_ ABSL_GUARDED_BY(io_mu_) = 0;  // 0: no probe outstanding.
   CallTable calls_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_heard_ ABSL_GUARDED_BY(io_mu_);
   absl::Time last_ping_ ABSL_GUARDED_BY(io_mu_);
@@ -586,6 +630,7 @@ absl::StatusOr<RpcMessage> RpcClient::CallSync(const std::string& method, RpcMes
 }
 
 std::string RpcClient::transport() const { return impl_->transport(); }
+bool RpcClient::shared_memory() const { return impl_->shared_memory(); }
 const std::string& RpcClient::address() const { return impl_->address(); }
 
 }  // namespace rill

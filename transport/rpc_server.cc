@@ -292,9 +292,11 @@ class RpcServer::Impl {
       // The kernel names an ipc peer's process: the one whose shared
       // memory its messages may name.
       pid_t peer_pid = 0;
-      if (ucred credentials{}; ipc) {
+      if (ipc) {
+        ucred credentials{};
         socklen_t size = sizeof(credentials);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
+        if (options_.accept_shared_memory &&
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0) {
           peer_pid = credentials.pid;
         }
       } else {
@@ -353,6 +355,9 @@ class RpcServer::Impl {
     if (method == "_hello") {
       return Reply(id, header, absl::OkStatus(), {HelloFor(*connection), {}}, std::move(ticket));
     }
+    // Its one-byte block, decoded above, says whether this server maps the
+    // client's arena.
+    if (method == "_shm_probe") return Reply(id, header, tensors.status(), {}, std::move(ticket));
     // Acquire: pairs with the release in Serve.
     const MethodTable* table = served_.load(std::memory_order_acquire);
     if (table == nullptr) {

@@ -176,14 +176,26 @@ void ShmArenaSlot::Open() {
   absl::StatusOr<std::unique_ptr<ShmArena>> arena = ShmArena::Create(capacity_, min_bytes_);
   absl::MutexLock lock(&mu_);
   arena_ = arena.ok() ? std::shared_ptr<ShmArena>(*std::move(arena)) : nullptr;
+  enabled_ = false;
+}
+
+void ShmArenaSlot::Enable() {
+  absl::MutexLock lock(&mu_);
+  enabled_ = arena_ != nullptr;
 }
 
 void ShmArenaSlot::Close() {
   absl::MutexLock lock(&mu_);
   arena_.reset();
+  enabled_ = false;
 }
 
 std::shared_ptr<ShmArena> ShmArenaSlot::arena() const {
+  absl::MutexLock lock(&mu_);
+  return enabled_ ? arena_ : nullptr;
+}
+
+std::shared_ptr<ShmArena> ShmArenaSlot::opened() const {
   absl::MutexLock lock(&mu_);
   return arena_;
 }

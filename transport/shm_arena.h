@@ -80,23 +80,29 @@ class ShmArena {
 };
 
 // The arena a client copies into while it reaches its peer by ipc: made when the path becomes
-// ipc and dropped when it leaves, since a peer that went away keeps its blocks held.
+// ipc, used once the peer has shown it can map it, and dropped when the path leaves ipc, since a
+// peer that went away keeps its blocks held.
 // Thread safety: all methods may be called concurrently.
 class ShmArenaSlot {
  public:
   // min_bytes 0: the slot stays empty.
   ShmArenaSlot(size_t min_bytes, size_t capacity) : min_bytes_(min_bytes), capacity_(capacity) {}
-  // Makes an arena; without one (no memfd here), tensors go as frames.
+  // Makes an arena, not in use yet; without one (no memfd here), tensors go as frames.
   void Open();
+  // The peer mapped the arena: tensors may go through it.
+  void Enable();
   void Close();
-  // Null while closed.
+  // Null unless open and enabled.
   std::shared_ptr<ShmArena> arena() const;
+  // The arena while open, enabled or not (to show the peer).
+  std::shared_ptr<ShmArena> opened() const;
 
  private:
   const size_t min_bytes_;
   const size_t capacity_;
   mutable absl::Mutex mu_;
   std::shared_ptr<ShmArena> arena_ ABSL_GUARDED_BY(mu_);
+  bool enabled_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // The receiver's side: the arenas of one peer process, mapped as that peer's messages name

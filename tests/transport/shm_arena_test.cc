@@ -49,8 +49,8 @@ int DevShmEntries() {
   return n;
 }
 
-bool WaitFor(const std::function<bool()>& condition) {
-  const absl::Time end = absl::Now() + absl::Seconds(10);
+bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout = absl::Seconds(10)) {
+  const absl::Time end = absl::Now() + timeout;
   while (!condition()) {
     if (absl::Now() > end) return false;
     absl::SleepFor(absl::Milliseconds(10));
@@ -176,8 +176,14 @@ std::unique_ptr<RpcServer> StartServer(std::vector<RpcMethod> methods) {
   return server.ok() ? *std::move(server) : nullptr;
 }
 
+// Calls go by tcp until the peer's answer to the client's _hello says it is on this machine, and
+// through shared memory once the peer has mapped the client's arena.
 absl::Status SettlePath(RpcClient& client) {
-  return client.CallSync("Keep", {}, absl::Now() + absl::Seconds(10)).status();
+  RETURN_IF_ERROR(client.CallSync("Keep", {}, absl::Now() + absl::Seconds(10)).status());
+  if (!WaitFor([&] { return client.shared_memory(); })) {
+    return absl::DeadlineExceededError("the peer never mapped the client's arena");
+  }
+  return absl::OkStatus();
 }
 
 RpcClientOptions ClientOptions(int port, bool prefer_ipc) {
@@ -230,14 +236,14 @@ TEST(ShmTransport, LargeTensorsToAPeerOnThisMachineTravelThroughSharedMemory) {
                        RpcClient::Connect(ClientOptions(server->port(), true)));
   const Tensor large = Pattern(kMiB / 4, 0.25f);
   const Tensor small = Pattern(100, 1.0f);
-  // Calls go by tcp until the peer's answer to the client's _hello says it is on this machine.
   ASSERT_OK(SettlePath(*client));
   ASSERT_OK_AND_ASSIGN(RpcMessage reply, client->CallSync("Keep", {"", {large, small}},
                                                           absl::Now() + absl::Seconds(10)));
   EXPECT_EQ(client->transport(), "ipc");
   EXPECT_EQ(reply.tensors[0].scalar<double>(), Sum(large) + Sum(small));
-  // The client's arena and the server's view of it.
-  EXPECT_EQ(ArenaMappings(), before + 2);
+  // The client's arena and the server's views of it, one per connection (the I/O thread's, which
+  // carried the probe, and CallSync's).
+  EXPECT_EQ(ArenaMappings(), before + 3);
 
   // Through the I/O thread as well, with the arena's blocks reused once let go.
   for (int i = 0; i < 40; ++i) {
@@ -284,6 +290,24 @@ TEST(ShmTransport, AFullArenaAndATcpPeerGetFrames) {
     for (const Tensor& tensor : keeper.kept) EXPECT_TRUE(HasPattern(tensor, 1.5f));
   }
   keeper.Clear();
+  // A server that maps no client's memory gets frames over ipc.
+  RpcServerOptions refusing;
+  refusing.bind_address = "tcp://127.0.0.1:0";
+  refusing.accept_shared_memory = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcServer> frames_only,
+                       RpcServer::Start(refusing, {keeper.Method()}));
+  const int before_refused = ArenaMappings();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> refused,
+                       RpcClient::Connect(ClientOptions(frames_only->port(), true)));
+  ASSERT_OK(refused->CallSync("Keep", {}, absl::Now() + absl::Seconds(10)));
+  EXPECT_FALSE(WaitFor([&] { return refused->shared_memory(); }, absl::Seconds(1)));
+  EXPECT_EQ(refused->transport(), "ipc");
+  ASSERT_OK_AND_ASSIGN(RpcMessage refused_reply,
+                       refused->CallSync("Keep", {"", {large}}, absl::Now() + absl::Seconds(10)));
+  EXPECT_EQ(refused_reply.tensors[0].scalar<double>(), Sum(large));
+  EXPECT_EQ(ArenaMappings(), before_refused + 1);  // The client's own, unused.
+  keeper.Clear();
+
   const int before = ArenaMappings();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RpcClient> tcp,
                        RpcClient::Connect(ClientOptions(server->port(), false)));
@@ -369,7 +393,9 @@ TEST(ShmTransport, AKilledSenderLeaksNoSegment) {
   close(out[0]);
   EXPECT_STREQ(said, "sent\n");
   ASSERT_EQ(keeper.size(), 1u);
-  EXPECT_EQ(ArenaMappings(), before + 1);
+  // A view per connection of the child's (its probe's and its call's).
+  const int mapped = ArenaMappings();
+  EXPECT_EQ(mapped, before + 2);
 
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
@@ -377,7 +403,8 @@ TEST(ShmTransport, AKilledSenderLeaksNoSegment) {
     absl::MutexLock lock(&keeper.mu);
     EXPECT_TRUE(HasPattern(keeper.kept[0], 3.0f));
   }
-  EXPECT_EQ(ArenaMappings(), before + 1);
+  // The kept tensor holds its view.
+  EXPECT_TRUE(WaitFor([&] { return ArenaMappings() == before + 1; })) << ArenaMappings();
   keeper.Clear();
   EXPECT_TRUE(WaitFor([&] { return ArenaMappings() == before; })) << ArenaMappings();
   EXPECT_EQ(DevShmEntries(), shm_entries);
