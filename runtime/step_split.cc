@@ -47,9 +47,10 @@ StepSplit SplitStep(const std::vector<NodeExecStats>& stats, std::string_view ps
     Interval interval{node.start_micros, std::max(node.start_micros, node.end_micros)};
     all.push_back(interval);
     if (node.op == "_Send") continue;
-    const bool on_ps = JobOf(node.device) == ps_job;
-    if (node.op == "_Recv" && !node.peer_device.empty() &&
-        JobOf(node.peer_device) != JobOf(node.device)) {
+    const std::string job = JobOf(node.device);
+    const bool on_ps = job == ps_job;
+    const std::string peer_job = node.peer_device.empty() ? job : JobOf(node.peer_device);
+    if (node.op == "_Recv" && peer_job != job) {
       // A receive starts with its step and waits for the sender: the
       // transfer is from when the value was sent (or the receive began,
       // if later) to its arrival.
@@ -57,7 +58,7 @@ StepSplit SplitStep(const std::vector<NodeExecStats>& stats, std::string_view ps
           it != sent.end()) {
         interval.first = std::min(std::max(interval.first, it->second), interval.second);
       }
-      (on_ps ? push : JobOf(node.peer_device) == ps_job ? read : compute).push_back(interval);
+      (on_ps ? push : peer_job == ps_job ? read : compute).push_back(interval);
       continue;
     }
     (on_ps ? update : compute).push_back(interval);

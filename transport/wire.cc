@@ -178,11 +178,10 @@ absl::StatusOr<Tensor> DecodeTensor(const TensorMeta& meta, zmq::message_t frame
     return DecodeObjects(dtype, shape, frame);
   }
   const auto [element_size, alignment] = NumericLayout(dtype);
-  const uint64_t have = meta.has_shm() ? 0 : frame.size();
   uint64_t expected = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(shape.num_elements()),
                              static_cast<uint64_t>(element_size), &expected) ||
-      (meta.has_shm() ? expected == 0 || frame.size() != 0 : expected != have)) {
+      (meta.has_shm() ? expected == 0 || frame.size() != 0 : expected != frame.size())) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d bytes%s, but shape %s of %s needs %d elements of %d bytes", frame.size(),
         meta.has_shm() ? " beside a shared-memory block" : "", shape.DebugString(),
