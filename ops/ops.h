@@ -1,11 +1,12 @@
 // The C++ graph-building API in one include: Scope, the typed op wrappers
-// (ops::MatMul, ...), their Input type, the Variable helper and the report
-// of uninitialized variables.
+// (ops::MatMul, ...), their Input type, the Variable and PartitionedVariable
+// helpers and the report of uninitialized variables.
 #ifndef RILL_OPS_OPS_H_
 #define RILL_OPS_OPS_H_
 
 #include "graph/scope.h"
 #include "ops/input.h"
+#include "ops/partitioned_variable.h"
 #include "ops/registry.h"
 #include "ops/standard_ops.h"
 #include "ops/uninitialized_variables.h"

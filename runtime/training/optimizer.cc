@@ -1,5 +1,6 @@
 #include "runtime/training/optimizer.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -178,8 +179,8 @@ absl::StatusOr<Operation> Optimizer::ApplyGradients(
   }
   const ops::NoOp group(scope.WithOpName(base + "/update").WithControlDependencies(done));
   ASSIGN_OR_RETURN(Tensor one, One(*global_step));
-  const Scope step_scope = scope.ColocateWith(global_step->ref().op())
-                               .WithControlDependencies({group.operation});
+  const Scope step_scope =
+      scope.ColocateWith(global_step->ref().op()).WithControlDependencies({group.operation});
   const ops::Const value(step_scope.WithOpName(base + "/value"), one, one.dtype());
   const ops::AssignAdd increment(step_scope.WithOpName(base), global_step->ref(), value);
   return Built(scope, increment.operation);
@@ -206,9 +207,13 @@ absl::StatusOr<Variable> Optimizer::ZerosSlot(const Scope& scope, const Variable
     return it->second.variable;
   }
   ASSIGN_OR_RETURN(const TensorShape shape, variable.ref().shape().AsTensorShape());
+  // A part's slot is the same part of the slot of the whole, which a
+  // checkpoint keeps whole ("w/Adam"), as TensorFlow's slot_creator does.
+  std::optional<SaveSliceInfo> slice = variable.save_slice_info();
+  if (slice.has_value()) slice->full_name += "/" + slot_name;
   const Variable slot(scope.ColocateOnlyWith(variable.ref().op()),
                       LocalName(scope, variable.name()) + "/" + slot_name,
-                      Tensor(DtypeOf(variable), shape));
+                      Tensor(DtypeOf(variable), shape), std::move(slice));
   RETURN_IF_ERROR(scope.status());
   slots_.insert_or_assign(key, MadeVariable{slot.name(), slot});
   return slot;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -31,11 +32,6 @@ Tensor StringVector(const std::vector<std::string>& values) {
                                          TensorShape({static_cast<int64_t>(values.size())}));
 }
 
-// The variables one SaveV2 writes, sorted by key.
-struct SaveGroup {
-  std::vector<std::pair<std::string, Output>> variables;
-};
-
 // A sharded saver writes each device's variables from the CPU of its task,
 // as TensorFlow does.
 absl::StatusOr<std::string> SaveDeviceOf(const Output& variable) {
@@ -48,41 +44,78 @@ absl::StatusOr<std::string> SaveDeviceOf(const Output& variable) {
 
 }  // namespace
 
+// What one SaveV2 entry writes and one RestoreV2 entry reads: a variable
+// whole (no slice spec) or its part of the variable saved under `key`.
+struct Saver::Saveable {
+  std::string key;
+  std::string slice_spec;
+  Output variable;
+};
+
 absl::StatusOr<std::unique_ptr<Saver>> Saver::Build(const Scope& scope,
                                                     const std::vector<Variable>& variables,
                                                     const SaverOptions& options) {
-  std::map<std::string, Output> by_key;
+  std::vector<Output> refs;
   for (const Variable& variable : variables) {
     if (!variable.ok()) return absl::InvalidArgumentError("Saver: a variable is null");
-    if (!by_key.emplace(variable.name(), variable.ref()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("Saver: variable '%s' is listed twice", variable.name()));
-    }
+    refs.push_back(variable.ref());
   }
-  return BuildWithKeys(scope, by_key, options);
+  return BuildForVariables(scope, refs, options);
+}
+
+absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildForVariables(
+    const Scope& scope, const std::vector<Output>& variables, const SaverOptions& options) {
+  std::vector<Saveable> saveables;
+  for (const Output& variable : variables) {
+    if (!variable.ok()) return absl::InvalidArgumentError("Saver: a variable is null");
+    ASSIGN_OR_RETURN(const std::optional<SaveSliceInfo> slice, SaveSliceInfoOf(*variable.node()));
+    saveables.push_back(slice.has_value() ? Saveable{slice->full_name, slice->Spec(), variable}
+                                          : Saveable{variable.node()->name(), "", variable});
+  }
+  return BuildFromSaveables(scope, std::move(saveables), options);
 }
 
 absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
     const Scope& scope, const std::map<std::string, Output>& variables_by_key,
     const SaverOptions& options) {
-  if (variables_by_key.empty()) return absl::InvalidArgumentError("Saver: no variables to save");
+  std::vector<Saveable> saveables;
+  for (const auto& [key, variable] : variables_by_key) saveables.push_back({key, "", variable});
+  return BuildFromSaveables(scope, std::move(saveables), options);
+}
+
+absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildFromSaveables(const Scope& scope,
+                                                                 std::vector<Saveable> saveables,
+                                                                 const SaverOptions& options) {
+  if (saveables.empty()) return absl::InvalidArgumentError("Saver: no variables to save");
+  std::sort(saveables.begin(), saveables.end(), [](const Saveable& a, const Saveable& b) {
+    return std::tie(a.key, a.slice_spec) < std::tie(b.key, b.slice_spec);
+  });
   // Keyed by the CPU of the variables' task ("" when unplaced).
-  std::map<std::string, SaveGroup> groups;
-  for (const auto& [key, variable] : variables_by_key) {
-    if (!variable.ok() || !IsRefType(variable.type())) {
+  std::map<std::string, std::vector<Saveable>> groups;
+  for (size_t i = 0; i < saveables.size(); ++i) {
+    const Saveable& saveable = saveables[i];
+    if (!saveable.variable.ok() || !IsRefType(saveable.variable.type())) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "Saver: '%s' is not a variable reference (VariableV2 output)", key));
+          "Saver: '%s' is not a variable reference (VariableV2 output)", saveable.key));
+    }
+    if (i > 0 && saveables[i - 1].key == saveable.key &&
+        (saveable.slice_spec.empty() || saveables[i - 1].slice_spec.empty() ||
+         saveables[i - 1].slice_spec == saveable.slice_spec)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "Saver: variable '%s' is listed twice (as '%s' and '%s'%s)", saveable.key,
+          saveables[i - 1].variable.node()->name(), saveable.variable.node()->name(),
+          saveable.slice_spec.empty() ? "" : absl::StrCat(", slice ", saveable.slice_spec)));
     }
     std::string device;
     if (options.sharded) {
-      ASSIGN_OR_RETURN(device, SaveDeviceOf(variable));
+      ASSIGN_OR_RETURN(device, SaveDeviceOf(saveable.variable));
     }
-    groups[device].variables.emplace_back(key, variable);
+    groups[device].push_back(saveable);
   }
 
   const Scope save = scope.NewSubScope("save").WithNoControlDependencies();
-  const Output filename = ops::Const(save.WithOpName("Const"),
-                                     Tensor::Scalar<std::string>("model"), DT_STRING);
+  const Output filename =
+      ops::Const(save.WithOpName("Const"), Tensor::Scalar<std::string>("model"), DT_STRING);
   SaverDef def;
   def.set_filename_tensor_name(filename.name() + ":0");
   def.set_max_to_keep(options.max_to_keep);
@@ -97,14 +130,13 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
   if (options.sharded) {
     thread_local std::mt19937_64 random(std::random_device{}());
     const std::string suffix = absl::StrFormat("_temp_%016x%016x/part", random(), random());
-    shard_base = ops::StringJoin(
-        save.WithOpName("StringJoin"),
-        {ops::Input(filename),
-         ops::Input(ops::Const(save.WithOpName("StringJoin/inputs_1"),
-                               Tensor::Scalar<std::string>(suffix), DT_STRING))});
+    shard_base =
+        ops::StringJoin(save.WithOpName("StringJoin"),
+                        {ops::Input(filename),
+                         ops::Input(ops::Const(save.WithOpName("StringJoin/inputs_1"),
+                                               Tensor::Scalar<std::string>(suffix), DT_STRING))});
     num_shards = ops::Const(save.WithOpName("num_shards"),
-                            Tensor::Scalar<int32_t>(static_cast<int32_t>(groups.size())),
-                            DT_INT32);
+                            Tensor::Scalar<int32_t>(static_cast<int32_t>(groups.size())), DT_INT32);
   }
   std::vector<ops::Input> shard_prefixes;
   std::vector<Operation> shard_saves;
@@ -114,22 +146,22 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
   for (const auto& [device, group] : groups) {
     const Scope on_device = save.WithDevice(device);
     std::vector<std::string> keys;
+    std::vector<std::string> slices;
     std::vector<ops::Input> tensors;
     DataTypeVector dtypes;
-    for (const auto& [key, variable] : group.variables) {
-      keys.push_back(key);
-      tensors.emplace_back(variable);
-      dtypes.push_back(BaseType(variable.type()));
+    for (const Saveable& saveable : group) {
+      keys.push_back(saveable.key);
+      slices.push_back(saveable.slice_spec);
+      tensors.emplace_back(saveable.variable);
+      dtypes.push_back(BaseType(saveable.variable.type()));
     }
-    const std::vector<std::string> no_slices(keys.size());
     Output prefix = filename;
     if (options.sharded) {
       const std::string name = Numbered("ShardedFilename", index);
-      prefix = ops::ShardedFilename(
-          on_device.WithOpName(name), shard_base,
-          ops::Const(on_device.WithOpName(name + "/shard"), Tensor::Scalar<int32_t>(index),
-                     DT_INT32),
-          num_shards);
+      prefix = ops::ShardedFilename(on_device.WithOpName(name), shard_base,
+                                    ops::Const(on_device.WithOpName(name + "/shard"),
+                                               Tensor::Scalar<int32_t>(index), DT_INT32),
+                                    num_shards);
     }
     const std::string save_name = Numbered("SaveV2", index);
     const Operation save_op =
@@ -137,13 +169,12 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
                     ops::Const(on_device.WithOpName(save_name + "/tensor_names"),
                                StringVector(keys), DT_STRING),
                     ops::Const(on_device.WithOpName(save_name + "/shape_and_slices"),
-                               StringVector(no_slices), DT_STRING),
+                               StringVector(slices), DT_STRING),
                     tensors)
             .operation;
-    const Output saved = ops::Identity(
-        on_device.WithOpName(Numbered("control_dependency", index))
-            .WithControlDependencies({save_op}),
-        prefix);
+    const Output saved = ops::Identity(on_device.WithOpName(Numbered("control_dependency", index))
+                                           .WithControlDependencies({save_op}),
+                                       prefix);
     shard_prefixes.emplace_back(saved);
     shard_saves.push_back(saved.op());
 
@@ -154,18 +185,17 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
         on_device.WithOpName(restore_name), filename,
         ops::Const(on_device.WithOpName(restore_name + "/tensor_names"), StringVector(keys),
                    DT_STRING),
-        ops::Const(on_device.WithOpName(restore_name + "/shape_and_slices"),
-                   StringVector(no_slices), DT_STRING),
+        ops::Const(on_device.WithOpName(restore_name + "/shape_and_slices"), StringVector(slices),
+                   DT_STRING),
         dtypes);
     std::vector<Operation> assigns;
-    for (size_t i = 0; i < group.variables.size(); ++i) {
-      const Output& variable = group.variables[i].second;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const Output& variable = group[i].variable;
       if (i >= restore.tensors.size()) break;  // The scope holds the error.
-      assigns.push_back(
-          ops::Assign(save.WithDevice(variable.node()->requested_device())
-                          .WithOpName(Numbered("Assign", assign_index++)),
-                      variable, restore.tensors[i])
-              .operation);
+      assigns.push_back(ops::Assign(save.WithDevice(variable.node()->requested_device())
+                                        .WithOpName(Numbered("Assign", assign_index++)),
+                                    variable, restore.tensors[i])
+                            .operation);
     }
     if (options.sharded) {
       NodeBuilder shard(on_device.WithOpName(Numbered("restore_shard", index)), "NoOp");
@@ -178,8 +208,8 @@ absl::StatusOr<std::unique_ptr<Saver>> Saver::BuildWithKeys(
   }
   Output save_tensor = shard_prefixes.empty() ? Output() : shard_prefixes.front().output();
   if (options.sharded) {
-    const Output all = ops::Pack(save.WithOpName("MergeV2Checkpoints/checkpoint_prefixes"),
-                                 shard_prefixes);
+    const Output all =
+        ops::Pack(save.WithOpName("MergeV2Checkpoints/checkpoint_prefixes"), shard_prefixes);
     const Operation merge =
         ops::MergeV2Checkpoints(save.WithOpName("MergeV2Checkpoints"), all, filename).operation;
     save_tensor =
@@ -209,10 +239,10 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
   }
   const std::string prefix = CheckpointPrefix(save_path, global_step);
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(
-      session.Run({{def_.filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
-                  {def_.save_tensor_name()}, {})
-          .status());
+  RETURN_IF_ERROR(session
+                      .Run({{def_.filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
+                           {def_.save_tensor_name()}, {})
+                      .status());
   if (meta_graph != nullptr) {
     MetaGraphDef meta = *meta_graph;
     *meta.mutable_saver_def() = def_;
@@ -221,8 +251,8 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
   RecordAndRetire(prefix);
   std::vector<std::string> kept;
   for (const auto& [path, time] : last_checkpoints_) kept.push_back(path);
-  RETURN_IF_ERROR(
-      UpdateCheckpointState(io::Dirname(prefix), prefix, std::move(kept), options_.latest_filename));
+  RETURN_IF_ERROR(UpdateCheckpointState(io::Dirname(prefix), prefix, std::move(kept),
+                                        options_.latest_filename));
   // Only now, with the state file no longer naming them, old checkpoints go.
   for (const std::string& old : retired_) RETURN_IF_ERROR(DeleteCheckpoint(old));
   retired_.clear();
@@ -260,8 +290,8 @@ void Saver::RecordAndRetire(const std::string& prefix) {
 
 absl::Status Saver::Restore(Session& session, const std::string& prefix) {
   if (!CheckpointExists(prefix)) {
-    return absl::NotFoundError(absl::StrFormat(
-        "no checkpoint at '%s': '%s' does not exist", prefix, io::IndexFilename(prefix)));
+    return absl::NotFoundError(absl::StrFormat("no checkpoint at '%s': '%s' does not exist", prefix,
+                                               io::IndexFilename(prefix)));
   }
   absl::MutexLock lock(&mu_);
   return session
@@ -289,8 +319,7 @@ absl::StatusOr<SaverDef> FindSaverDef(const GraphDef& graph) {
   for (const NodeDef& node : graph.node()) names.insert(node.name());
   const auto has = [&](const char* name) { return names.count(name) > 0; };
   if (!has("save/Const") || !has("save/restore_all")) {
-    return absl::NotFoundError(
-        "the graph has no saver (no nodes save/Const and save/restore_all)");
+    return absl::NotFoundError("the graph has no saver (no nodes save/Const and save/restore_all)");
   }
   SaverDef def;
   def.set_filename_tensor_name("save/Const:0");

@@ -50,14 +50,21 @@ struct SaverOptions {
 // are serialized.
 class Saver {
  public:
-  // Builds the save and restore ops for `variables` (keyed by their op
-  // names) in `scope`'s graph. INVALID_ARGUMENT for no variables, a null
-  // one, or two with one key.
+  // Builds the save and restore ops for `variables` in `scope`'s graph,
+  // each keyed by its op name, or a part of a partitioned variable (one
+  // with a SaveSliceInfo) by the full name with its slice, so that the
+  // checkpoint holds the whole variable as TensorFlow's does.
+  // INVALID_ARGUMENT for no variables, a null one, two with one key and
+  // slice, or a key saved both whole and in slices.
   static absl::StatusOr<std::unique_ptr<Saver>> Build(const Scope& scope,
                                                       const std::vector<Variable>& variables,
                                                       const SaverOptions& options = {});
+  // The same for variable references (VariableV2 outputs, as
+  // AllVariables lists them).
+  static absl::StatusOr<std::unique_ptr<Saver>> BuildForVariables(
+      const Scope& scope, const std::vector<Output>& variables, const SaverOptions& options = {});
   // The same with the checkpoint keys chosen by the caller (a variable
-  // reference output per key), as tf.train.Saver({"name": var}).
+  // reference output per key, saved whole), as tf.train.Saver({"name": var}).
   static absl::StatusOr<std::unique_ptr<Saver>> BuildWithKeys(
       const Scope& scope, const std::map<std::string, Output>& variables_by_key,
       const SaverOptions& options = {});
@@ -89,6 +96,11 @@ class Saver {
   void RecoverLastCheckpoints(const std::vector<std::string>& prefixes);
 
  private:
+  struct Saveable;
+  static absl::StatusOr<std::unique_ptr<Saver>> BuildFromSaveables(const Scope& scope,
+                                                                   std::vector<Saveable> saveables,
+                                                                   const SaverOptions& options);
+
   Saver(SaverDef def, SaverOptions options) : def_(std::move(def)), options_(std::move(options)) {}
   // Lists `prefix` as the newest checkpoint and moves those that retention
   // no longer keeps to retired_.

@@ -5,19 +5,23 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "kernels/io/bundle_reader.h"
 #include "ops/ops.h"
+#include "placement/replica_device_setter.h"
 #include "runtime/server.h"
 #include "runtime/session.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/meta_graph.h"
+#include "runtime/training/optimizer.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -237,6 +241,193 @@ TEST(SaverTest, ShardedSaveWritesOneShardPerTaskAndMerges) {
   ASSERT_OK(model.saver->Restore(*fresh, prefix));
   EXPECT_EQ(Fetch(*fresh, "w"), 1.5f);
   EXPECT_EQ(Fetch(*fresh, "b"), 2.5f);
+}
+
+// A [5, 3] variable "w" whose element (r, c) is 10 r + c (zeros when
+// `zeros`), cut into `parts` rows by TensorFlow's fixed_size_partitioner
+// (1: an ordinary variable), beside an ordinary "b".
+GraphDef PartitionedModel(int parts, bool zeros, const std::string& w_device = "",
+                          std::unique_ptr<Saver>* saver = nullptr, bool adam = false) {
+  const Scope scope = ops::NewRootScope();
+  const auto values = [zeros](const std::vector<int64_t>& offset,
+                              const std::vector<int64_t>& shape) {
+    std::vector<float> v;
+    for (int64_t r = 0; r < shape[0]; ++r) {
+      for (int64_t c = 0; c < shape[1]; ++c) {
+        v.push_back(zeros ? 0.f : 10.f * (offset[0] + r) + static_cast<float>(offset[1] + c));
+      }
+    }
+    return Tensor::FromVector<float>(v, TensorShape(shape));
+  };
+  const Scope on_device = scope.WithDevice(w_device);
+  std::vector<Variable> trained;
+  Output w_value;
+  if (parts == 1) {
+    trained.emplace_back(on_device, "w", values({0, 0}, {5, 3}));
+    w_value = ops::Identity(scope.WithOpName("w_value"), trained[0]);
+  } else {
+    const PartitionedVariable w(on_device, "w", TensorShape({5, 3}), DT_FLOAT,
+                                FixedSizePartitioner(parts),
+                                [&](const Scope&, const SaveSliceInfo& slice) {
+                                  return ops::Input(values(slice.var_offset, slice.var_shape));
+                                });
+    w_value = ops::Identity(scope.WithOpName("w_value"), w);
+    trained = w.parts();
+  }
+  const Variable b(scope, "b", Tensor::FromVector<float>({2.5f}, TensorShape({1})));
+  if (adam) {
+    AdamOptimizer optimizer;
+    const Output loss = ops::Sum(scope, ops::Square(scope, w_value), ops::Input({0, 1}));
+    EXPECT_OK(optimizer.Minimize(scope, loss, trained, nullptr, "train").status());
+  }
+  GlobalVariablesInitializer(scope);
+  absl::StatusOr<std::unique_ptr<Saver>> built =
+      Saver::BuildForVariables(scope, AllVariables(scope));
+  EXPECT_OK(built.status());
+  if (saver != nullptr && built.ok()) *saver = *std::move(built);
+  return scope.ToGraphDef().value();
+}
+
+std::vector<std::string> EntriesOf(const std::string& prefix) {
+  std::vector<std::string> entries;
+  absl::StatusOr<std::unique_ptr<io::BundleReader>> reader = io::BundleReader::Open(prefix);
+  EXPECT_OK(reader.status());
+  if (!reader.ok()) return entries;
+  EXPECT_OK((*reader)->ForEachEntry([&](std::string_view key, const BundleEntryProto& entry) {
+    if (!key.starts_with('\0')) {
+      entries.push_back(absl::StrFormat("%s %d", key, entry.slices_size()));
+    }
+    return absl::OkStatus();
+  }));
+  return entries;
+}
+
+std::vector<float> FetchAll(Session& session, const std::string& name) {
+  return Values<float>(session.Run({}, {name}, {}).value().at(0));
+}
+
+// As TensorFlow saves a partitioned variable: one key, the full name, whose
+// entry lists each part's slice; it restores into any cut of that shape.
+TEST(SaverTest, PartitionedVariablesAreSavedWholeAndRestoreIntoAnyCut) {
+  std::unique_ptr<Saver> saver;
+  const GraphDef graph = PartitionedModel(2, /*zeros=*/false, "", &saver);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), graph));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  const std::string dir = ::rill::testing::MakeTempDir();
+  ASSERT_OK_AND_ASSIGN(const std::string prefix, saver->Save(*session, dir + "/model.ckpt"));
+
+  EXPECT_THAT(EntriesOf(prefix), ElementsAre("b 0", "w 2"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<io::BundleReader> reader, io::BundleReader::Open(prefix));
+  const std::vector<float> whole = {0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42};
+  ASSERT_OK_AND_ASSIGN(const Tensor w, reader->Read("w"));
+  EXPECT_EQ(w.shape(), TensorShape({5, 3}));
+  EXPECT_EQ(Values<float>(w), whole);
+
+  // Into one variable, and into three parts (rows 2, 2, 1).
+  for (int parts : {1, 3, 2}) {
+    std::unique_ptr<Saver> other;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> fresh,
+                         NewSession(SessionOptions(), PartitionedModel(parts, true, "", &other)));
+    ASSERT_OK(other->Restore(*fresh, prefix));
+    EXPECT_EQ(FetchAll(*fresh, "w_value"), whole) << parts << " parts";
+    EXPECT_EQ(FetchAll(*fresh, "b"), std::vector<float>{2.5f});
+  }
+  // And an unpartitioned checkpoint into parts.
+  std::unique_ptr<Saver> one_saver;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> one,
+                       NewSession(SessionOptions(), PartitionedModel(1, false, "", &one_saver)));
+  ASSERT_OK(one->Run({}, {}, {"init"}));
+  ASSERT_OK_AND_ASSIGN(const std::string whole_prefix, one_saver->Save(*one, dir + "/whole.ckpt"));
+  std::unique_ptr<Saver> parts_saver;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> cut,
+                       NewSession(SessionOptions(), PartitionedModel(3, true, "", &parts_saver)));
+  ASSERT_OK(parts_saver->Restore(*cut, whole_prefix));
+  EXPECT_EQ(FetchAll(*cut, "w_value"), whole);
+}
+
+// Trained on 1 worker and 2 ps tasks: the replica device setter puts the
+// parts on both tasks, Adam's slots beside their parts, and the checkpoint
+// holds the slots whole too ("w/Adam" with the parts' slices, as
+// TensorFlow's slot_creator saves them).
+TEST(SaverTest, PartsTrainOnTwoTasksAndTheirSlotsAreSavedWhole) {
+  std::unique_ptr<Saver> saver;
+  GraphDef graph = PartitionedModel(2, false, "", &saver, /*adam=*/true);
+  ReplicaDeviceSetterOptions setter;
+  setter.ps_devices = {"/job:ps/task:0", "/job:ps/task:1"};
+  setter.worker_device = "/job:worker/task:0";
+  ASSERT_OK(ApplyReplicaDeviceSetter(setter, &graph));
+  std::map<std::string, std::string> devices;
+  for (const NodeDef& node : graph.node()) {
+    if (node.op() == "VariableV2" && node.name().starts_with("w/")) {
+      devices[node.name()] = node.device();
+    }
+  }
+  EXPECT_NE(devices["w/part_0"], devices["w/part_1"]);
+  for (const std::string slot : {"Adam", "Adam_1"}) {
+    EXPECT_EQ(devices["w/part_0/" + slot], devices["w/part_0"]);
+    EXPECT_EQ(devices["w/part_1/" + slot], devices["w/part_1"]);
+  }
+
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
+  SessionOptions options;
+  options.target = servers[0]->target();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  ASSERT_OK(session->Run({}, {}, {"train"}));
+  const std::string dir = ::rill::testing::MakeTempDir();
+  ASSERT_OK_AND_ASSIGN(const std::string prefix, saver->Save(*session, dir + "/model.ckpt"));
+  EXPECT_THAT(EntriesOf(prefix), ElementsAre("b 0", "beta1_power 0", "beta2_power 0", "w 2",
+                                             "w/Adam 2", "w/Adam_1 2"));
+  // One Adam step moved every element of w by about the learning rate.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<io::BundleReader> reader, io::BundleReader::Open(prefix));
+  ASSERT_OK_AND_ASSIGN(const Tensor w, reader->Read("w"));
+  EXPECT_NEAR(Values<float>(w)[14], 42.f - 0.001f, 1e-4f);
+}
+
+// Sharded: each ps task writes its part, and MergeV2Checkpoints joins the
+// slices of the one key.
+TEST(SaverTest, ShardedPartsMergeIntoOneEntry) {
+  const Scope scope = ops::NewRootScope();
+  const Variable part0(scope.WithDevice("/job:ps/task:0"), "w/part_0",
+                       Tensor::FromVector<float>({1, 2}, TensorShape({2})),
+                       SaveSliceInfo{"w", {4}, {0}, {2}});
+  const Variable part1(scope.WithDevice("/job:ps/task:1"), "w/part_1",
+                       Tensor::FromVector<float>({3, 4}, TensorShape({2})),
+                       SaveSliceInfo{"w", {4}, {2}, {2}});
+  GlobalVariablesInitializer(scope);
+  SaverOptions sharded;
+  sharded.sharded = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Saver> saver, Saver::Build(scope, {part0, part1}, sharded));
+  ASSERT_OK_AND_ASSIGN(const GraphDef graph, scope.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
+  SessionOptions options;
+  options.target = servers[0]->target();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
+  ASSERT_OK(session->Run({}, {}, {"init"}));
+  const std::string dir = ::rill::testing::MakeTempDir();
+  ASSERT_OK_AND_ASSIGN(const std::string prefix, saver->Save(*session, dir + "/model.ckpt"));
+  EXPECT_THAT(EntriesOf(prefix), ElementsAre("w 2"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<io::BundleReader> reader, io::BundleReader::Open(prefix));
+  ASSERT_OK_AND_ASSIGN(const Tensor w, reader->Read("w"));
+  EXPECT_THAT(Values<float>(w), ElementsAre(1, 2, 3, 4));
+}
+
+TEST(SaverTest, RefusesAVariableSavedTwiceOrWholeAndInSlices) {
+  const Scope scope = ops::NewRootScope();
+  const Variable whole(scope, "whole", Tensor::FromVector<float>({1, 2, 3, 4}, TensorShape({4})));
+  const Variable part(scope, "whole_part", Tensor::FromVector<float>({1, 2}, TensorShape({2})),
+                      SaveSliceInfo{"whole", {4}, {0}, {2}});
+  ASSERT_OK(scope.status());
+  EXPECT_THAT(Saver::BuildForVariables(scope, {whole.ref(), part.ref()}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("variable 'whole' is listed twice (as 'whole' and 'whole_part', "
+                                 "slice 4 0,2)")));
+  EXPECT_THAT(Saver::BuildForVariables(scope, {part.ref(), part.ref()}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'whole' is listed twice")));
+  // Keys chosen by the caller save each variable whole.
+  EXPECT_THAT(Saver::BuildWithKeys(scope, {{"a", whole.ref()}, {"b", part.ref()}}), IsOk());
 }
 
 TEST(SaverTest, MetaGraphRestoresIntoAFreshGraph) {
