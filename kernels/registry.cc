@@ -18,6 +18,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuSliceKernels(registry);
   RegisterCpuConcatSplitKernels(registry);
   RegisterCpuGatherKernels(registry);
+  RegisterCpuTopKKernels(registry);
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);

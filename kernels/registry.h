@@ -22,6 +22,7 @@ void RegisterCpuTransformKernels(KernelRegistry& registry);    // cpu/transform_
 void RegisterCpuSliceKernels(KernelRegistry& registry);        // cpu/slice_ops.cc
 void RegisterCpuConcatSplitKernels(KernelRegistry& registry);  // cpu/concat_split_ops.cc
 void RegisterCpuGatherKernels(KernelRegistry& registry);       // cpu/gather_ops.cc
+void RegisterCpuTopKKernels(KernelRegistry& registry);         // cpu/topk_op.cc
 void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops.cc
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc (CPU, GPU)
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc

@@ -1,8 +1,9 @@
 // Neural-network ops: activations, softmax and its losses, bias addition,
-// 2-D convolution and pooling with their gradients. Names, args, attrs and
-// type lists follow TensorFlow's, so GraphDefs it wrote validate here.
+// 2-D convolution and pooling with their gradients, TopKV2. Names, args,
+// attrs and type lists follow TensorFlow's, so GraphDefs it wrote validate.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "ops/registry.h"
+#include "ops/shape_fn_util.h"
 #include "ops/window_size.h"
 
 namespace rill {
@@ -283,6 +285,25 @@ absl::Status SparseSoftmaxCrossEntropyShape(InferenceContext& c) {
   return c.SetOutputDims(1, {batch, logits.dim_size(1)});
 }
 
+// TopKV2: the input's shape with its last dimension k, for both outputs.
+absl::Status TopKShape(InferenceContext& c) {
+  ASSIGN_OR_RETURN(const PartialTensorShape input, c.WithRankAtLeast(c.input(0), 1, 0));
+  RETURN_IF_ERROR(c.WithRank(c.input(1), 0, 1).status());
+  ASSIGN_OR_RETURN(const std::optional<int64_t> k, shape_util::KnownScalar(c, 1, "TopKV2: k"));
+  PartialTensorShape out = input;
+  if (!input.unknown_rank()) {
+    const int64_t length = input.dim_size(input.dims() - 1);
+    if (k.has_value() && (*k < 0 || (length >= 0 && *k > length))) {
+      return ShapeError("TopKV2: k = %d is not in [0, %d], the length of input's last dimension",
+                        *k, length);
+    }
+    ASSIGN_OR_RETURN(out, shape_util::WithDim(input, input.dims() - 1, k.value_or(-1)));
+  }
+  c.set_output(0, out);
+  c.set_output(1, out);
+  return absl::OkStatus();
+}
+
 OpDefBuilder Conv2DAttrs(OpDefBuilder op, std::string types) {
   return op.Attr(std::move(types)).Attr("strides: list(int)")
       .Attr("use_cudnn_on_gpu: bool = true").Attr(kConvPadding).Attr(kExplicitPaddings)
@@ -312,6 +333,10 @@ void RegisterNnOps(OpRegistry& r) {
             .Input("labels: Tlabels").Output("loss: T").Output("backprop: T").Attr(kFloatTypes)
             .Attr("Tlabels: {int32, int64} = DT_INT64")
             .SetShapeFn(SparseSoftmaxCrossEntropyShape));
+
+  r.Add(OpDefBuilder("TopKV2").Input("input: T").Input("k: int32").Output("values: T")
+            .Output("indices: int32").Attr("sorted: bool = true").Attr("T: realnumbertype")
+            .SetShapeFn(TopKShape));
 
   r.Add(OpDefBuilder("BiasAdd").Input("value: T").Input("bias: T").Output("output: T")
             .Attr("T: numbertype").Attr(kDataFormat).SetShapeFn(BiasAddShape));

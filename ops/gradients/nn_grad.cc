@@ -1,6 +1,6 @@
 // Gradients of the neural-network ops, after TensorFlow's nn_grad.py:
-// activations, softmax and its losses, bias addition, convolution and
-// pooling.
+// activations, softmax and its losses, bias addition, convolution,
+// pooling and top-k.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +15,7 @@ namespace {
 
 using grad::In;
 using grad::Ints;
+using grad::OrZeros;
 using grad::Out;
 using grad::Scalar;
 using Outputs = std::vector<Output>;
@@ -53,6 +54,29 @@ absl::Status SoftmaxGrad(const Scope& s, const Operation& op, const Outputs& dy,
 absl::Status LogSoftmaxGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   const Output softmax = ops::Exp(s, Out(op, 0));
   *dx = {ops::Sub(s, dy[0], ops::Mul(s, SumLastAxis(s, dy[0]), softmax))};
+  return absl::OkStatus();
+}
+
+// Each value's gradient goes back to the entry it was taken from; the
+// indices and k carry none (TensorFlow's _TopKGrad, with DynamicStitch for
+// its scatter_nd: the indices of one row are distinct).
+absl::Status TopKGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output input = In(op, 0);
+  const Output in_shape = ops::Shape(s, input);
+  const Output total = ops::Size(s, input);
+  const Output row_length =
+      ops::Maximum(s, ops::Gather(s, in_shape, ops::Sub(s, ops::Size(s, in_shape), 1)), 1);
+  // Indices into the flattened input: each row's index plus its row's start.
+  const Output rows =
+      ops::Reshape(s, Out(op, 1), ops::Pack(s, {ops::Input(-1), ops::Input(In(op, 1))}));
+  const Output starts = ops::ExpandDims(s, ops::Range(s, 0, total, row_length), -1);
+  const Output flat_indices = ops::Reshape(s, ops::Add(s, rows, starts), Ints(s, {-1}));
+  const Output values_grad = OrZeros(s, dy[0], Out(op, 0));
+  const Output stitched =
+      ops::DynamicStitch(s, {ops::Input(ops::Range(s, 0, total, 1)), ops::Input(flat_indices)},
+                         {ops::Input(ops::Reshape(s, ops::ZerosLike(s, input), Ints(s, {-1}))),
+                          ops::Input(ops::Reshape(s, values_grad, Ints(s, {-1})))});
+  *dx = {ops::Reshape(s, stitched, in_shape), Output()};
   return absl::OkStatus();
 }
 
@@ -252,6 +276,7 @@ absl::Status AvgPoolGrad(const Scope& s, const Operation& op, const Outputs& dy,
 
 void RegisterNnGradients(GradientRegistry& r) {
   r.Register("Relu", ReluGrad);
+  r.Register("TopKV2", TopKGrad);
   r.Register("Relu6", Relu6Grad);
   r.Register("ReluGrad", ReluGradGrad);
   r.Register("Softmax", SoftmaxGrad);

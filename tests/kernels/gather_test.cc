@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
@@ -25,6 +26,43 @@ TEST(Gather, MatchesReferenceAlongDim0) {
   KernelTester t("Gather");
   t.Input(params).Input<int64_t>({2, 3}, idx);
   EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(want)));
+}
+
+// The k largest of each row, largest first, equal values by lower index,
+// NaN above every number; TensorFlow's order.
+TEST(TopKV2, TakesTheLargestOfEachRowInOrder) {
+  KernelTester t("TopKV2");
+  t.Input<float>({2, 5}, {1, 5, 3, 5, -2, NAN, 0, -1, 7, 0}).Input<int32_t>({}, {3});
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, t.Run());
+  EXPECT_EQ(out[0].shape(), TensorShape({2, 3}));
+  const std::vector<float> values = Values<float>(out[0]);
+  EXPECT_THAT(std::vector<float>(values.begin(), values.begin() + 3),
+              ::testing::ElementsAre(5, 5, 3));
+  EXPECT_TRUE(std::isnan(values[3]));
+  EXPECT_EQ(values[4], 7);
+  EXPECT_EQ(values[5], 0);
+  EXPECT_THAT(Values<int32_t>(out[1]), ::testing::ElementsAre(1, 3, 2, 0, 3, 1));
+
+  for (int k : {0, 4}) {
+    KernelTester all("TopKV2");
+    all.Input<int64_t>({4}, {3, -9, 12, 3}).Input<int32_t>({}, {k});
+    ASSERT_OK_AND_ASSIGN(out, all.Run());
+    EXPECT_EQ(out[1].NumElements(), k);
+    if (k == 4) EXPECT_THAT(Values<int32_t>(out[1]), ::testing::ElementsAre(2, 0, 3, 1));
+  }
+}
+
+TEST(TopKV2, RefusesAKOutsideTheRow) {
+  for (int k : {-1, 4}) {
+    KernelTester t("TopKV2");
+    t.Input<float>({3}, {1, 2, 3}).Input<int32_t>({}, {k});
+    EXPECT_THAT(t.Run(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrFormat("TopKV2: k = %d is not in [0, 3]", k))));
+  }
+  KernelTester scalar("TopKV2");
+  scalar.Input<float>({}, {1}).Input<int32_t>({}, {1});
+  EXPECT_THAT(scalar.Run(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rank 1")));
 }
 
 TEST(GatherV2, MatchesReferenceAlongInnerAxis) {

@@ -25,6 +25,16 @@ TEST(NnGrad, Relu) {
   EXPECT_THAT(c.MaxError({ops::Relu(c.scope(), x)}), GradientErrorBelow(kTolerance));
 }
 
+// Away from ties, so that a nudge changes no choice; the indices carry no
+// gradient.
+TEST(NnGrad, TopKSendsEachValuesGradientToItsEntry) {
+  GradientChecker c;
+  const Output x =
+      c.Input(Tensor::FromVector<double>({-1.5, 0.3, 4.4, 2.5, 5.7, -6.4, 8, 3}, {2, 4}));
+  const ops::TopKV2 top(c.scope(), x, 2);
+  EXPECT_THAT(c.MaxError({top.values}), GradientErrorBelow(kTolerance));
+}
+
 TEST(NnGrad, Relu6OnBothSidesOfItsKinks) {
   GradientChecker c;
   const Output x =
