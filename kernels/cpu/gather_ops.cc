@@ -181,8 +181,13 @@ class DynamicStitchOp final : public OpKernel {
           for (int i = 0; i < n; ++i) {
             const int32_t* idx = ctx.input(i).data<int32_t>();
             const T* src = ctx.input(n + i).data<T>();
-            for (int64_t k = 0; k < ctx.input(i).NumElements(); ++k) {
-              std::copy_n(src + k * row, row, dst + idx[k] * row);
+            const int64_t count = ctx.input(i).NumElements();
+            if (row == 1) {  // Scalars (a gradient stitched from top-k's entries): no call each.
+              for (int64_t k = 0; k < count; ++k) dst[idx[k]] = src[k];
+            } else {
+              for (int64_t k = 0; k < count; ++k) {
+                std::copy_n(src + k * row, row, dst + idx[k] * row);
+              }
             }
           }
           return absl::OkStatus();

@@ -48,8 +48,19 @@ TEST(TopKV2, TakesTheLargestOfEachRowInOrder) {
     all.Input<int64_t>({4}, {3, -9, 12, 3}).Input<int32_t>({}, {k});
     ASSERT_OK_AND_ASSIGN(out, all.Run());
     EXPECT_EQ(out[1].NumElements(), k);
-    if (k == 4) EXPECT_THAT(Values<int32_t>(out[1]), ::testing::ElementsAre(2, 0, 3, 1));
+    if (k == 4) {
+      EXPECT_THAT(Values<int32_t>(out[1]), ::testing::ElementsAre(2, 0, 3, 1));
+    }
   }
+}
+
+// Unsorted, the chosen entries come in index order.
+TEST(TopKV2, UnsortedKeepsIndexOrder) {
+  KernelTester t("TopKV2");
+  t.Attr("sorted", false).Input<float>({6}, {1, 9, -3, 9, 4, 0}).Input<int32_t>({}, {3});
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, t.Run());
+  EXPECT_THAT(Values<int32_t>(out[1]), ::testing::ElementsAre(1, 3, 4));
+  EXPECT_THAT(Values<float>(out[0]), ::testing::ElementsAre(9, 9, 4));
 }
 
 TEST(TopKV2, RefusesAKOutsideTheRow) {
