@@ -140,6 +140,10 @@ std::optional<ShmRef> ShmArena::Place(const void* data, size_t bytes) {
     free_.erase(it);
     if (left > 0) free_.emplace(offset + size, left);
     held_.emplace(offset, size);
+    // Taken before the lock goes: a block still free from its last use
+    // would be reclaimed by a concurrent Place while this one copies.
+    reinterpret_cast<ShmBlockHeader*>(base_ + offset)
+        ->state.store(ShmBlockHeader::kFilling, std::memory_order_relaxed);
   }
   auto* block = reinterpret_cast<ShmBlockHeader*>(base_ + offset);
   block->magic = kBlockMagic;

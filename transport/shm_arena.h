@@ -23,17 +23,17 @@
 namespace rill {
 
 // The arena's first bytes and each block's header. A block's `state` is the whole protocol
-// between the processes: the sender sets it to kSent, the receiver claims it (kSent to kClaimed,
-// once, so that no two of its tensors share a block) and clears it when the last tensor
-// borrowing it goes away; only then does the sender reuse it. Nothing else in the arena is
-// written by the receiver.
+// between the processes: the sender takes a free block (kFilling, while it copies the tensor in),
+// sets it to kSent, the receiver claims it (kSent to kClaimed, once, so that no two of its
+// tensors share a block) and clears it when the last tensor borrowing it goes away; only then
+// does the sender reuse it. Nothing else in the arena is written by the receiver.
 struct ShmArenaHeader {
   uint64_t magic;
   uint64_t id;
   uint64_t capacity;
 };
 struct alignas(64) ShmBlockHeader {
-  static constexpr uint32_t kFree = 0, kSent = 1, kClaimed = 2;
+  static constexpr uint32_t kFree = 0, kSent = 1, kClaimed = 2, kFilling = 3;
   std::atomic<uint32_t> state;
   uint32_t magic;
   uint64_t bytes;

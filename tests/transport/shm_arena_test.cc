@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -116,6 +119,41 @@ TEST(ShmArena, ABlockIsReusedOnlyOnceItsReceiverLetsGo) {
   // Freed blocks coalesce: the whole arena is one block again.
   const Tensor large = Pattern(200 << 10, 1.0f);  // 800 KiB.
   EXPECT_TRUE(arena->Place(large.raw_data(), large.TotalBytes()).has_value());
+}
+
+// Senders on several threads, each block given back as soon as it is
+// claimed: no two live blocks ever overlap (a block being filled is not
+// free, though its state from its last use said so).
+TEST(ShmArena, ConcurrentSendersNeverShareABlock) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ShmArena> arena, ShmArena::Create(kMiB, 1));
+  ShmPeer peer(getpid());
+  absl::Mutex mu;
+  std::set<uint64_t> live;
+  std::atomic<int> shared = 0;
+  std::atomic<int> failed_claims = 0;
+  std::vector<std::thread> senders;
+  for (int t = 0; t < 4; ++t) {
+    senders.emplace_back([&, t] {
+      const Tensor sent = Pattern(16 << 10, static_cast<float>(t + 1));  // 64 KiB.
+      for (int i = 0; i < 2000; ++i) {
+        std::optional<ShmRef> ref = arena->Place(sent.raw_data(), sent.TotalBytes());
+        if (!ref) continue;
+        {
+          absl::MutexLock lock(&mu);
+          if (!live.insert(ref->offset()).second) ++shared;
+        }
+        absl::StatusOr<Tensor> received = Borrow(peer, *ref, sent.NumElements());
+        if (!received.ok() || !HasPattern(*received, static_cast<float>(t + 1))) ++failed_claims;
+        {
+          absl::MutexLock lock(&mu);
+          live.erase(ref->offset());
+        }
+      }
+    });
+  }
+  for (std::thread& sender : senders) sender.join();
+  EXPECT_EQ(shared.load(), 0);
+  EXPECT_EQ(failed_claims.load(), 0);
 }
 
 TEST(ShmArena, AClaimNamesWhatIsWrongWithABlock) {
