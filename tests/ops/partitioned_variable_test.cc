@@ -64,7 +64,7 @@ TEST(PartitionerTest, MinMaxKeepsEachPartAboveTheMinimumSize) {
 PartitionedVariable RowsTimesTen(const Scope& scope, const Partitioner& partitioner) {
   return PartitionedVariable(
       scope, "w", TensorShape({7, 2}), DT_FLOAT, partitioner,
-      [](const Scope& s, const SaveSliceInfo& slice) {
+      [](const Scope&, const SaveSliceInfo& slice) {
         std::vector<float> values;
         for (int64_t r = 0; r < slice.var_shape[0]; ++r) {
           for (int64_t c = 0; c < slice.var_shape[1]; ++c) {
