@@ -17,7 +17,11 @@ in each configuration, in an order that alternates from round to round:
               asynchronous, Adam (MLP only; Debian's python3-torch, run by /usr/bin/python3)
 
 A cluster mode may carry options after '+': bf16 or fp16 (--gradient_compression),
-ipc or tcp (--transport; the default is shared memory), e.g. async+bf16, sync+fp16+ipc.
+topkF (--gradient_compression=topk:F, e.g. topk0.01; with bf16 or fp16, the values in it), ipc or tcp (--transport; the default is shared memory), ps2 (two ps tasks), fixedN
+(--partitioner=fixed:N: the weights in N parts), greedy (--ps_strategy=greedy), e.g.
+async+bf16, sync+fp16+ipc, async+ps2+fixed2+greedy+tcp. Over tcp, it also prints the
+bytes each ps task received and sent per global step (from the kernel's counters of
+its connections, `ss -ti`, read as the run goes).
 
 It prints examples/s (examples applied over the slower worker's training
 time: all workers together) and the test accuracy of each run, then the
@@ -25,11 +29,13 @@ medians over the rounds and each rate as a multiple of one process.
 """
 import argparse
 import json
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 
 BATCH = 64
 
@@ -69,26 +75,85 @@ def torch_twin(model, examples):
     return r["steps_per_second"] * BATCH, r["test_accuracy"]
 
 
+class PsTraffic:
+    """Bytes each ps process's tcp connections carried, polled with `ss -tip`.
+
+    A connection's counters vanish when it closes, so each is read every
+    0.2 s and its last reading kept; what moved in the last interval before
+    a close is missed, the same for every ps task.
+    """
+
+    def __init__(self):
+        self.pids = []
+        self.seen = {}  # (pid, local, peer) -> (received, acked)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.poll, daemon=True)
+        self.thread.start()
+
+    def poll(self):
+        while not self.done.wait(0.2):
+            out = subprocess.run(["ss", "-tinpH", "state", "established"],
+                                 capture_output=True, text=True).stdout
+            # Each connection: a line naming it and its process, then a line
+            # of tcp_info.
+            lines = out.splitlines()
+            for name, info in zip(lines[0::2], lines[1::2]):
+                owner = re.search(r"pid=(\d+)", name)
+                if not owner or int(owner.group(1)) not in self.pids:
+                    continue
+                fields = name.split()
+                received = re.search(r"bytes_received:(\d+)", info)
+                acked = re.search(r"bytes_acked:(\d+)", info)
+                self.seen[(int(owner.group(1)), fields[2], fields[3])] = (
+                    int(received.group(1)) if received else 0, int(acked.group(1)) if acked else 0)
+
+    def stop(self):
+        """(received, sent) per ps, in the order of self.pids."""
+        self.done.set()
+        self.thread.join()
+        return [(sum(r for (p, _, _), (r, _) in self.seen.items() if p == pid),
+                 sum(a for (p, _, _), (_, a) in self.seen.items() if p == pid))
+                for pid in self.pids]
+
+
 def cluster(build, model, examples, mode):
     base, *options = mode.split("+")
     # Examples per global step: a synchronous step applies both workers' batches.
     per_step = 2 * BATCH if base == "sync" else BATCH
     extra = {"async": ["--issync=0"], "sync": ["--issync=1"],
              "staleness2": ["--issync=0", "--staleness=2"]}[base]
+    num_ps = 1
+    compression = []  # topk:F and a 16-bit type join into one flag: topk:0.01+bf16.
     for option in options:
-        extra.append({"bf16": "--gradient_compression=bf16", "fp16": "--gradient_compression=fp16",
-                      "ipc": "--transport=ipc", "tcp": "--transport=tcp"}[option])
+        if option == "ps2":
+            num_ps = 2
+        elif option.startswith("fixed"):
+            extra.append(f"--partitioner=fixed:{int(option[len('fixed'):])}")
+        elif option.startswith("topk"):
+            compression.insert(0, f"topk:{float(option[len('topk'):])}")
+        elif option in ("bf16", "fp16"):
+            compression.append(option)
+        else:
+            extra.append({"ipc": "--transport=ipc", "tcp": "--transport=tcp",
+                          "greedy": "--ps_strategy=greedy"}[option])
+    if compression:
+        extra.append("--gradient_compression=" + "+".join(compression))
     steps = examples // per_step
-    ps, w0, w1 = free_ports(3)
+    *ps_ports, w0, w1 = free_ports(num_ps + 2)
+    traffic = PsTraffic() if "tcp" in options else None
     with tempfile.TemporaryDirectory() as logdir:
-        flags = [f"--ps_hosts=127.0.0.1:{ps}",
+        ps_hosts = ",".join(f"127.0.0.1:{p}" for p in ps_ports)
+        flags = [f"--ps_hosts={ps_hosts}",
                  f"--worker_hosts=127.0.0.1:{w0},127.0.0.1:{w1}", *extra,
                  f"--model={model}", f"--batch_size={BATCH}",
                  f"--logdir={logdir}", f"--train_steps={steps}", f"--log_every={steps}",
                  f"--validate_every={steps * 10}"]
         binary = f"{build}/examples/distributed_mnist"
-        ps_proc = subprocess.Popen([binary, *flags, "--job_name=ps", "--task_index=0"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ps_procs = [subprocess.Popen([binary, *flags, "--job_name=ps", f"--task_index={i}"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    for i in range(num_ps)]
+        if traffic:
+            traffic.pids = [p.pid for p in ps_procs]
         try:
             workers = [subprocess.Popen([binary, *flags, "--job_name=worker", f"--task_index={i}"],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -100,9 +165,19 @@ def cluster(build, model, examples, mode):
                     sys.exit(f"a worker failed:\n{out}")
                 results.append(result(out))
         finally:
-            ps_proc.terminate()
-            ps_proc.wait()
+            for ps_proc in ps_procs:
+                ps_proc.terminate()
+                ps_proc.wait()
     chief = [r for r in results if r["task"] == 0][0]
+    if traffic:
+        moved = traffic.stop()
+        steps_done = chief["global_step"]
+        ps_bytes = [(received + sent) / steps_done for received, sent in moved]
+        print(f"  {mode}: bytes per global step through each ps (in + out): "
+              + ", ".join(f"ps {i}: {b:,.0f} ({r / steps_done:,.0f} in, {s / steps_done:,.0f} out)"
+                          for i, (b, (r, s)) in enumerate(zip(ps_bytes, moved)))
+              + (f"; largest / smallest {max(ps_bytes) / min(ps_bytes):.3f}"
+                 if len(ps_bytes) > 1 else ""), flush=True)
     seconds = max(r["train_seconds"] for r in results)
     return chief["global_step"] * per_step / seconds, chief["test_accuracy"]
 

@@ -4,9 +4,11 @@
 #include <string_view>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
+#include "placement/replica_device_setter.h"
 #include "runtime/training/gradient_compression.h"
 
 namespace rill::examples {
@@ -20,12 +22,33 @@ const char kDistributedMnistUsage[] =
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
     "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
-    "           [--gradient_compression none|fp16|bf16]\n"
+    "           [--gradient_compression none|fp16|bf16|topk:FRACTION[+fp16|+bf16]]\n"
+    "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"
     "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
     "events to --logdir); --issync 1 trains synchronously, --staleness K bounds how far a\n"
     "worker runs ahead of the slowest.\n";
+
+absl::StatusOr<Partitioner> ParsePartitioner(std::string_view value) {
+  if (value == "none") return Partitioner();
+  const std::vector<std::string> fields = absl::StrSplit(std::string(value), ':');
+  int64_t parts = 0;
+  int64_t min_slice_bytes = int64_t{256} << 10;
+  const bool parsed =
+      (fields[0] == "fixed" && fields.size() == 2 && absl::SimpleAtoi(fields[1], &parts)) ||
+      (fields[0] == "min_max" && (fields.size() == 2 || fields.size() == 3) &&
+       absl::SimpleAtoi(fields[1], &parts) &&
+       (fields.size() == 2 || absl::SimpleAtoi(fields[2], &min_slice_bytes)));
+  if (!parsed || parts < 1 || min_slice_bytes < 1) {
+    return absl::InvalidArgumentError(
+        fmt::format("--partitioner '{}': expected none, fixed:N or min_max:N[:BYTES] with N and "
+                    "BYTES whole numbers >= 1",
+                    value));
+  }
+  return fields[0] == "fixed" ? FixedSizePartitioner(parts)
+                              : MinMaxVariablePartitioner(parts, 0, min_slice_bytes);
+}
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   // Every flag takes a value. A flag given again overrides, as TensorFlow's
@@ -54,7 +77,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "sync_timeout_secs",
                                        "save_checkpoint_steps",
                                        "transport",
-                                       "gradient_compression"};
+                                       "gradient_compression",
+                                       "partitioner",
+                                       "ps_strategy"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
                    cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
   Flags flags;
@@ -106,8 +131,17 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       }
       flags.transport = value;
     } else if (name == "gradient_compression") {
-      RETURN_IF_ERROR(ParseGradientWireType(value).status());
+      RETURN_IF_ERROR(ParseGradientCompression(value).status());
       flags.gradient_compression = value;
+    } else if (name == "partitioner") {
+      RETURN_IF_ERROR(ParsePartitioner(value).status());
+      flags.partitioner = value;
+    } else if (name == "ps_strategy") {
+      if (absl::Status bad = ParsePsStrategy(value).status(); !bad.ok()) {
+        return absl::InvalidArgumentError(
+            fmt::format("--ps_strategy: {}", std::string(bad.message())));
+      }
+      flags.ps_strategy = value;
     } else if (name == "data") {
       flags.data_dir = value;
     } else if (name == "curve_keys") {

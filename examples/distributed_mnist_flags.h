@@ -7,9 +7,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ops/partitioned_variable.h"
 #include "runtime/data/idx_reader.h"
 
 namespace rill::examples {
@@ -37,8 +39,14 @@ struct Flags {
   // How tensors reach a task on this machine: shared memory for large ones
   // (shm), ipc sockets only (ipc), or tcp.
   std::string transport = "shm";
-  // How gradients travel to the ps: as computed (none), float16 or bfloat16.
+  // How gradients travel to the ps: as computed (none), float16, bfloat16, or
+  // their largest entries (ParseGradientCompression).
   std::string gradient_compression = "none";
+  // How the weight matrices are cut into parts, each a variable of its own
+  // that the ps tasks share (ParsePartitioner), and how variables are
+  // spread over the ps tasks (round_robin or greedy, by bytes).
+  std::string partitioner = "none";
+  std::string ps_strategy = "round_robin";
   std::optional<int64_t> replicas_to_aggregate;
   std::optional<int64_t> backup_workers;
   std::optional<int64_t> staleness;
@@ -47,6 +55,12 @@ struct Flags {
   // A pause before each step: a slow worker, for tests of the bounds.
   int64_t step_delay_ms = 0;
 };
+
+// --partitioner: "none" (an empty Partitioner), "fixed:N" (N parts, as
+// fixed_size_partitioner) or "min_max:N[:BYTES]" (at most N parts of at
+// least BYTES, 256 KiB by default, as min_max_variable_partitioner); both
+// cut rows.
+absl::StatusOr<Partitioner> ParsePartitioner(std::string_view value);
 
 // The flags in `args` (argv without the program). A flag given again
 // overrides, as TensorFlow's flags do; an unknown one is an error.

@@ -1,12 +1,13 @@
 #include "examples/distributed_mnist_graph.h"
 
-#include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "examples/fashion_mlp_model.h"
 #include "fmt/core.h"
+#include "graph/node_builder.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 #include "ops/uninitialized_variables.h"
@@ -72,16 +73,21 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   FashionModelOptions model_options;
   model_options.learning_rate = flags.learning_rate;
   model_options.global_step = &global_step;
-  GradientCompression compression;
-  ASSIGN_OR_RETURN(compression.wire_type, ParseGradientWireType(flags.gradient_compression));
-  // Every mode's updates: the gradients, narrowed for the wire when asked, then `optimizer`'s.
-  const auto minimize = [&compression](const Scope& scope, auto& optimizer, const Output& loss,
-                                       const std::vector<Variable>& variables,
-                                       const auto& global_step_arg) -> absl::StatusOr<Operation> {
+  ASSIGN_OR_RETURN(model_options.partitioner, ParsePartitioner(flags.partitioner));
+  ASSIGN_OR_RETURN(GradientCompression compression,
+                   ParseGradientCompression(flags.gradient_compression));
+  compression.local_device = worker_device;
+  // Top-k's residuals: this worker's own variables.
+  CompressedGradients compressed;
+  // Every mode's updates: the gradients, lighter for the wire when asked, then `optimizer`'s.
+  const auto minimize = [&compression, &compressed](
+                            const Scope& scope, auto& optimizer, const Output& loss,
+                            const std::vector<Variable>& variables,
+                            const auto& global_step_arg) -> absl::StatusOr<Operation> {
     ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
                      optimizer.ComputeGradients(scope, loss, variables));
-    ASSIGN_OR_RETURN(gradients, CompressGradients(scope, std::move(gradients), compression));
-    return optimizer.ApplyGradients(scope, gradients, global_step_arg);
+    ASSIGN_OR_RETURN(compressed, CompressGradients(scope, std::move(gradients), compression));
+    return optimizer.ApplyGradients(scope, compressed.gradients, global_step_arg);
   };
   if (config.sync_replicas) {
     if (flags.staleness) {
@@ -138,16 +144,28 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   graph.loss = model.loss.name();
   graph.accuracy = model.accuracy.name();
   graph.train = model.train.name();
-  // The local step of synchronous training is each worker's own: neither
-  // the chief's to initialize nor a checkpoint's.
+  // The local step of synchronous training and top-k's residuals are each
+  // worker's own: neither the chief's to initialize nor a checkpoint's.
+  std::set<const Node*> local;
+  if (sync) local.insert(sync->local_step().ref().node());
+  for (const Variable& residual : compressed.residuals) local.insert(residual.ref().node());
   std::vector<Output> variables;
   for (const Output& variable : AllVariables(root)) {
-    if (!sync || variable.node() != sync->local_step().ref().node()) variables.push_back(variable);
+    if (!local.contains(variable.node())) variables.push_back(variable);
   }
   ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, variables));
-  std::map<std::string, Output> by_name;
-  for (const Output& variable : variables) by_name.emplace(variable.node()->name(), variable);
-  ASSIGN_OR_RETURN(std::shared_ptr<Saver> saver, Saver::BuildWithKeys(on_cpu, by_name));
+  // Every worker initializes its local variables, once the chief has
+  // initialized the rest.
+  std::optional<Operation> local_init;
+  if (sync || !compressed.residuals.empty()) {
+    NodeBuilder init(root.WithDevice(worker_device).WithOpName("local_init"), "NoOp");
+    if (sync)
+      init.ControlInput(Operation(root.graph()->FindNode(sync->names().local_step_init_op)));
+    if (!compressed.residuals.empty()) init.ControlInput(compressed.residuals_init);
+    local_init = init.Finalize();
+  }
+  // Parts of a partitioned variable are saved whole, under its name.
+  ASSIGN_OR_RETURN(std::shared_ptr<Saver> saver, Saver::BuildForVariables(on_cpu, variables));
   ASSIGN_OR_RETURN(graph.def, root.ToGraphDef());
 
   ReplicaDeviceSetterOptions setter;
@@ -155,6 +173,7 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
     setter.ps_devices.push_back(fmt::format("/job:ps/task:{}", ps_task));
   }
   setter.worker_device = worker_device;
+  ASSIGN_OR_RETURN(setter.strategy, ParsePsStrategy(flags.ps_strategy));
   RETURN_IF_ERROR(ApplyReplicaDeviceSetter(setter, &graph.def));
 
   graph.scaffold.init_op = model.init.name();
@@ -162,9 +181,13 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   graph.scaffold.summary_op = summaries.name();
   graph.scaffold.global_step = global_step.ref().name();
   graph.scaffold.saver = std::move(saver);
+  if (local_init.has_value()) {
+    // The global variables: SyncReplicasOptimizer's own report would also
+    // wait for the residuals, which only the local init op initializes.
+    graph.scaffold.ready_for_local_init_op = ready.name();
+    graph.scaffold.local_init_op = local_init->name();
+  }
   if (sync) {
-    graph.scaffold.ready_for_local_init_op = sync->names().ready_for_local_init_op;
-    graph.scaffold.local_init_op = sync->names().local_step_init_op;
     graph.token = sync->names().train_op + ":0";
     ASSIGN_OR_RETURN(graph.sync_hook, sync->MakeSessionRunHook(/*is_chief=*/task == 0));
   }

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "ops/ops.h"
+#include "ops/partitioned_variable.h"
 #include "ops/variable.h"
 #include "runtime/training/optimizer.h"
 
@@ -27,6 +28,9 @@ struct FashionModelOptions {
   // Incremented by every training step when given (between-graph training
   // counts steps across workers with it).
   const Variable* global_step = nullptr;
+  // Cuts each weight matrix into parts along its rows (PartitionedVariable)
+  // when set; the parts are among the variables training updates.
+  Partitioner partitioner;
   // Builds the training op from Adam, the loss and the variables (a
   // synchronous or staleness-bounded step); unset: Adam's Minimize.
   std::function<absl::StatusOr<Operation>(const Scope&, Optimizer&, const Output& loss,

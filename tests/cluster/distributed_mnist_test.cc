@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "graph/proto/event.pb.h"
+#include "kernels/io/bundle_reader.h"
 #include "kernels/io/record_reader.h"
 #include "runtime/remote_session.h"
 #include "runtime/training/checkpoint_state.h"
@@ -31,13 +32,13 @@ using ::testing::HasSubstr;
 class DistributedMnist : public ::testing::Test {
  protected:
   DistributedMnist() {
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 5; ++i)
       hosts_.push_back(absl::StrFormat("127.0.0.1:%d", testing::FreePort()));
   }
 
   std::unique_ptr<testing::ServerProcess> Task(const std::string& job, int index,
                                                std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--ps_hosts=" + hosts_[0],
+    std::vector<std::string> args = {"--ps_hosts=" + PsHosts(),
                                      "--worker_hosts=" + WorkerHosts(),
                                      "--job_name=" + job,
                                      "--task_index=" + std::to_string(index),
@@ -51,6 +52,8 @@ class DistributedMnist : public ::testing::Test {
     EXPECT_OK(process);
     return process.ok() ? *std::move(process) : nullptr;
   }
+
+  std::string PsHosts() const { return num_ps_ == 1 ? hosts_[0] : hosts_[0] + "," + hosts_[4]; }
 
   std::string WorkerHosts() const {
     std::string hosts = hosts_[1];
@@ -87,8 +90,9 @@ class DistributedMnist : public ::testing::Test {
     return std::stoll(latest->substr(latest->rfind('-') + 1));
   }
 
-  std::vector<std::string> hosts_;  // ps, worker 0, worker 1, worker 2.
+  std::vector<std::string> hosts_;  // ps, worker 0, worker 1, worker 2, ps 1.
   int num_workers_ = 2;
+  int num_ps_ = 1;
   const std::string logdir_ = testing::MakeTempDir() + "/logs";
 };
 
@@ -220,6 +224,38 @@ TEST_F(DistributedMnist, WorkersTrainOnTheirGpu) {
               ::testing::ContainsRegex("/job:worker/replica:0/task:0/device:GPU:0: compute"));
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 1200);
   EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.8) << chief->Log();
+}
+
+// The weights cut in two (--partitioner) on 2 ps tasks, spread by bytes
+// (--ps_strategy greedy), their gradients cut to their largest quarter
+// (--gradient_compression topk): training reaches accuracy; each worker
+// zeroes its own residuals (the non-chief would otherwise wait for them
+// forever); the checkpoint holds each weight matrix whole, under its name,
+// as the two parts' slices, and no residual.
+TEST_F(DistributedMnist, PartitionedWeightsOnTwoPsTasksTrainAndSaveWhole) {
+  num_ps_ = 2;
+  auto ps0 = Task("ps", 0);
+  auto ps1 = Task("ps", 1);
+  const std::vector<std::string> args = {"--train_steps=1000", "--partitioner=fixed:2",
+                                         "--ps_strategy=greedy",
+                                         "--gradient_compression=topk:0.25"};
+  auto worker1 = Task("worker", 1, args);
+  auto chief = Task("worker", 0, args);
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ(worker1->WaitExit(absl::Seconds(60)).code, 0) << worker1->Log();
+  EXPECT_GT(Result(worker1->Log(), "local_steps").value_or(0), 0) << worker1->Log();
+  EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.75) << chief->Log();
+  const std::optional<std::string> latest = LatestCheckpoint(logdir_);
+  ASSERT_TRUE(latest.has_value());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<io::BundleReader> reader, io::BundleReader::Open(*latest));
+  for (const std::string name : {"hidden/weights", "hidden/weights/Adam", "logits/weights"}) {
+    ASSERT_OK_AND_ASSIGN(const BundleEntryProto entry, reader->Entry(name));
+    EXPECT_EQ(entry.slices_size(), 2) << name;
+  }
+  ASSERT_OK_AND_ASSIGN(const Tensor weights, reader->Read("hidden/weights"));
+  EXPECT_EQ(weights.shape(), TensorShape({784, 128}));
+  EXPECT_FALSE(reader->Entry("hidden/weights/part_0").ok());
+  EXPECT_FALSE(reader->Entry("hidden/weights/part_0/wire/residual").ok());
 }
 
 // The chief killed mid-training comes back, restores its last checkpoint
@@ -382,6 +418,9 @@ TEST_F(DistributedMnist, RefusesSynchronousSettingsThatCannotWork) {
       {{"--device=tpu"}, "--device 'tpu': expected auto, cpu or gpu"},
       {{"--transport=udp"}, "--transport 'udp': expected shm"},
       {{"--gradient_compression=int8"}, "gradient compression 'int8': expected none"},
+      {{"--partitioner=fixed:0"}, "--partitioner 'fixed:0': expected none, fixed:N or min_max"},
+      {{"--partitioner=min_max:2:x"}, "--partitioner 'min_max:2:x'"},
+      {{"--ps_strategy=random"}, "--ps_strategy: "},
   };
   for (const auto& [flags, message] : cases) {
     auto worker = Task("worker", 0, flags);

@@ -16,6 +16,7 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
+#include "runtime/server.h"
 #include "runtime/session.h"
 #include "runtime/training/gradient_compression.h"
 #include "tests/test_util.h"
@@ -289,10 +290,13 @@ TEST(GradientCompression, NarrowsWhereTheGradientIsAndWidensBesideTheVariable) {
     GradientDescentOptimizer sgd(0.1);
     ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
                      sgd.ComputeGradients(worker, loss, {w, b}));
-    ASSIGN_OR_RETURN(gradients, CompressGradients(worker, std::move(gradients),
-                                                  {wire_type, std::move(variables)}));
+    GradientCompression compression;
+    compression.wire_type = wire_type;
+    compression.variables = std::move(variables);
+    ASSIGN_OR_RETURN(CompressedGradients compressed,
+                     CompressGradients(worker, std::move(gradients), compression));
     GlobalVariablesInitializer(root);
-    return std::make_pair(root, std::move(gradients));
+    return std::make_pair(root, std::move(compressed.gradients));
   };
 
   ASSERT_OK_AND_ASSIGN(auto placed, build(true, DT_BFLOAT16, {"w"}));
@@ -339,10 +343,94 @@ TEST(GradientCompression, NarrowsWhereTheGradientIsAndWidensBesideTheVariable) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("names variable 'v'")));
   EXPECT_THAT(build(false, DT_DOUBLE),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("float16 or bfloat16")));
-  EXPECT_THAT(ParseGradientWireType("int8"),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected none, float16")));
-  ASSERT_OK_AND_ASSIGN(const DataType bf16, ParseGradientWireType("bf16"));
-  EXPECT_EQ(bf16, DT_BFLOAT16);
+}
+
+TEST(GradientCompression, ParsesWhatAFlagGives) {
+  for (const char* bad : {"int8", "topk", "topk:0", "topk:1", "topk:x", "topk:0.1+int8", "+bf16"}) {
+    EXPECT_THAT(ParseGradientCompression(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr(absl::StrFormat("gradient compression '%s': expected none, "
+                                                   "float16 (fp16), bfloat16 (bf16) or topk:",
+                                                   bad))));
+  }
+  ASSERT_OK_AND_ASSIGN(GradientCompression parsed, ParseGradientCompression("bf16"));
+  EXPECT_EQ(parsed.wire_type, DT_BFLOAT16);
+  EXPECT_EQ(parsed.top_k, 0);
+  ASSERT_OK_AND_ASSIGN(parsed, ParseGradientCompression("topk:0.25+fp16"));
+  EXPECT_EQ(parsed.wire_type, DT_HALF);
+  EXPECT_EQ(parsed.top_k, 0.25);
+  ASSERT_OK_AND_ASSIGN(parsed, ParseGradientCompression("topk:0.01"));
+  EXPECT_EQ(parsed.wire_type, DT_INVALID);
+  EXPECT_EQ(parsed.top_k, 0.01);
+}
+
+// Top-k with error feedback: each step sends the largest entries of the
+// gradient plus what earlier steps left out, as indices and values from
+// the worker, and the variable's task gets them back as a dense gradient;
+// over steps, every entry of a constant gradient arrives in full.
+TEST(GradientCompression, TopKSendsTheLargestEntriesAndCarriesTheRest) {
+  Scope root = ops::NewRootScope();
+  const Scope ps = root.WithDevice("/job:ps/task:0");
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Variable w(ps, "w", Tensor::FromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
+  // d loss / d w = the constant c: 4, -3, 0.5, 2, 1, -0.25.
+  const Output c =
+      ops::Const(worker, Tensor::FromVector<float>({4, -3, 0.5f, 2, 1, -0.25f}, {2, 3}), DT_FLOAT);
+  const ops::Sum loss(worker.WithOpName("loss"), ops::Mul(worker, w, c), ops::Input({0, 1}));
+  GradientDescentOptimizer sgd(1.0);
+  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients,
+                       sgd.ComputeGradients(worker, loss, {w}));
+  GradientCompression compression;
+  compression.top_k = 0.34;  // 2 of 6 entries.
+  EXPECT_THAT(CompressGradients(worker, gradients, compression),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("local_device")));
+  compression.local_device = "/job:worker/task:0";
+  // Gradients under top_k_min_elements entries travel whole.
+  ASSERT_OK_AND_ASSIGN(CompressedGradients whole,
+                       CompressGradients(worker, gradients, compression));
+  EXPECT_TRUE(whole.residuals.empty());
+  EXPECT_EQ(whole.gradients[0].gradient.node(), gradients[0].gradient.node());
+  compression.top_k_min_elements = 6;
+  ASSERT_OK_AND_ASSIGN(CompressedGradients compressed,
+                       CompressGradients(worker, gradients, compression));
+  ASSERT_EQ(compressed.residuals.size(), 1u);
+  EXPECT_EQ(compressed.residuals[0].name(), "w/wire/residual");
+  EXPECT_EQ(compressed.residuals[0].ref().node()->requested_device(), "/job:worker/task:0");
+  // What crosses: the indices and values from the worker; the dense
+  // gradient is made beside w.
+  const Node* dense = compressed.gradients[0].gradient.node();
+  EXPECT_EQ(dense->name(), "w/wire/dense");
+  EXPECT_EQ(dense->requested_device(), "/job:ps/task:0");
+  GlobalVariablesInitializer(root);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, root.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}));
+  SessionOptions options;
+  options.target = servers[0]->target();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, def));
+  ASSERT_OK(session->Run({}, {}, {compressed.residuals_init.name(), "init"}));
+  const std::string sent = compressed.gradients[0].gradient.name();
+  const std::string residual = "w/wire/residual";
+  // Step 1: 4 and -3 go; the rest waits.
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {sent}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(4, -3, 0, 0, 0, 0));
+  ASSERT_OK_AND_ASSIGN(out, session->Run({}, {residual}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(0, 0, 0.5f, 2, 1, -0.25f));
+  // Step 2: the sums are 4, -3, 1, 4, 2, -0.5: the two 4s go.
+  ASSERT_OK_AND_ASSIGN(out, session->Run({}, {sent}));
+  EXPECT_THAT(Values<float>(out[0]), ElementsAre(4, 0, 0, 4, 0, 0));
+  // Over many steps every entry arrives at its rate: the totals sent
+  // trail the totals computed by no more than what one residual holds.
+  std::vector<float> total(6, 0.f);
+  for (int step = 0; step < 40; ++step) {
+    ASSERT_OK_AND_ASSIGN(out, session->Run({}, {sent}));
+    for (int i = 0; i < 6; ++i) total[i] += Values<float>(out[0])[i];
+  }
+  const std::vector<float> rates = {4, -3, 0.5f, 2, 1, -0.25f};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_NEAR(total[i], 40 * rates[i], 12.f) << "entry " << i;
+    EXPECT_NE(total[i], 0.f) << "entry " << i << " never sent";
+  }
 }
 
 }  // namespace
