@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
+#include "graph/status_macros.h"
 #include "gtest/gtest.h"
 #include "kernels/io/bundle_reader.h"
 #include "ops/ops.h"
@@ -345,6 +346,21 @@ TEST(SaverTest, PartitionedVariablesAreSavedWholeAndRestoreIntoAnyCut) {
   EXPECT_EQ(FetchAll(*cut, "w_value"), whole);
 }
 
+// An in-process cluster of a worker and two ps tasks, with a session on it.
+struct TwoPsCluster {
+  std::vector<std::unique_ptr<Server>> servers;
+  std::unique_ptr<Session> session;
+};
+
+absl::StatusOr<TwoPsCluster> StartTwoPsCluster(const GraphDef& graph) {
+  TwoPsCluster cluster;
+  ASSIGN_OR_RETURN(cluster.servers, Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
+  SessionOptions options;
+  options.target = cluster.servers[0]->target();
+  ASSIGN_OR_RETURN(cluster.session, NewSession(options, graph));
+  return cluster;
+}
+
 // Trained on 1 worker and 2 ps tasks: the replica device setter puts the
 // parts on both tasks, Adam's slots beside their parts, and the checkpoint
 // holds the slots whole too ("w/Adam" with the parts' slices, as
@@ -368,11 +384,8 @@ TEST(SaverTest, PartsTrainOnTwoTasksAndTheirSlotsAreSavedWhole) {
     EXPECT_EQ(devices["w/part_1/" + slot], devices["w/part_1"]);
   }
 
-  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
-                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
-  SessionOptions options;
-  options.target = servers[0]->target();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
+  ASSERT_OK_AND_ASSIGN(const TwoPsCluster cluster, StartTwoPsCluster(graph));
+  Session* session = cluster.session.get();
   ASSERT_OK(session->Run({}, {}, {"init"}));
   ASSERT_OK(session->Run({}, {}, {"train"}));
   const std::string dir = ::rill::testing::MakeTempDir();
@@ -400,11 +413,8 @@ TEST(SaverTest, ShardedPartsMergeIntoOneEntry) {
   sharded.sharded = true;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Saver> saver, Saver::Build(scope, {part0, part1}, sharded));
   ASSERT_OK_AND_ASSIGN(const GraphDef graph, scope.ToGraphDef());
-  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
-                       Server::CreateLocalCluster({{"worker", 1}, {"ps", 2}}));
-  SessionOptions options;
-  options.target = servers[0]->target();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, graph));
+  ASSERT_OK_AND_ASSIGN(const TwoPsCluster cluster, StartTwoPsCluster(graph));
+  Session* session = cluster.session.get();
   ASSERT_OK(session->Run({}, {}, {"init"}));
   const std::string dir = ::rill::testing::MakeTempDir();
   ASSERT_OK_AND_ASSIGN(const std::string prefix, saver->Save(*session, dir + "/model.ckpt"));
