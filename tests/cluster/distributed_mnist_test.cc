@@ -227,16 +227,16 @@ TEST_F(DistributedMnist, WorkersTrainOnTheirGpu) {
 }
 
 // The weights cut in two (--partitioner) on 2 ps tasks, spread by bytes
-// (--ps_strategy greedy), their gradients cut to their largest quarter
-// (--gradient_compression topk): training reaches accuracy; each worker
-// zeroes its own residuals (the non-chief would otherwise wait for them
-// forever); the checkpoint holds each weight matrix whole, under its name,
-// as the two parts' slices, and no residual.
+// (--ps_strategy greedy), trained synchronously on their gradients' largest
+// quarter (--gradient_compression topk): training reaches accuracy; each
+// worker zeroes its own residuals with its local step (the non-chief would
+// otherwise wait for them forever); the checkpoint holds each weight
+// matrix whole, under its name, as the two parts' slices, and no residual.
 TEST_F(DistributedMnist, PartitionedWeightsOnTwoPsTasksTrainAndSaveWhole) {
   num_ps_ = 2;
   auto ps0 = Task("ps", 0);
   auto ps1 = Task("ps", 1);
-  const std::vector<std::string> args = {"--train_steps=1000", "--partitioner=fixed:2",
+  const std::vector<std::string> args = {"--issync=1", "--train_steps=600", "--partitioner=fixed:2",
                                          "--ps_strategy=greedy",
                                          "--gradient_compression=topk:0.25"};
   auto worker1 = Task("worker", 1, args);
