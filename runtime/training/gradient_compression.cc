@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -13,15 +14,15 @@
 namespace rill {
 namespace {
 
-absl::StatusOr<DataType> ParseWireType(std::string_view name) {
+std::optional<DataType> ParseWireType(std::string_view name) {
   if (name == "float16" || name == "fp16" || name == "half") return DT_HALF;
   if (name == "bfloat16" || name == "bf16") return DT_BFLOAT16;
-  return absl::InvalidArgumentError("");
+  return std::nullopt;
 }
 
-// `gradient` for the variable's task: the top `k` entries of gradient plus
-// the residual, sent as indices and values and stitched into a dense
-// gradient there; the rest becomes the residual.
+// The gradient the variable's task receives: the largest entries of the
+// gradient plus the residual, sent as indices and values and stitched into
+// a dense gradient there; the rest becomes the next residual.
 Output TopK(const Scope& wire, const GradientAndVariable& pair, const TensorShape& shape,
             const GradientCompression& compression, std::vector<Variable>* residuals) {
   const int64_t n = shape.num_elements();
@@ -49,8 +50,9 @@ Output TopK(const Scope& wire, const GradientAndVariable& pair, const TensorShap
   }
 
   const Scope beside = wire.ColocateOnlyWith(pair.variable.ref().op());
-  if (compression.wire_type != DT_INVALID)
+  if (compression.wire_type != DT_INVALID) {
     sent = ops::Cast(beside.WithOpName("wide"), sent, DT_FLOAT);
+  }
   const Output dense = ops::DynamicStitch(
       beside,
       {ops::Input(ops::Range(beside, 0, static_cast<int32_t>(n), 1)), ops::Input(top.indices)},
@@ -82,8 +84,8 @@ absl::StatusOr<GradientCompression> ParseGradientCompression(std::string_view te
     if (plus == std::string_view::npos) return compression;
     rest.remove_prefix(plus + 1);
   }
-  absl::StatusOr<DataType> wire_type = ParseWireType(rest);
-  if (!wire_type.ok()) return refused();
+  const std::optional<DataType> wire_type = ParseWireType(rest);
+  if (!wire_type.has_value()) return refused();
   compression.wire_type = *wire_type;
   return compression;
 }

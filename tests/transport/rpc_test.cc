@@ -98,6 +98,34 @@ int CountEntries(const std::string& dir) {
   return n;
 }
 
+// A client's last references (its shared-memory arena, its sockets) may
+// go on the shared I/O thread a moment after the client itself, so counts
+// of open files and threads are compared once they settle.
+
+// CountEntries(dir) once it has not changed for 200 ms (at most 5 s).
+int StableCount(const std::string& dir) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  int n = CountEntries(dir);
+  for (int same = 0; same < 20 && absl::Now() < deadline; ++same) {
+    absl::SleepFor(absl::Milliseconds(10));
+    const int now = CountEntries(dir);
+    if (now != n) same = -1;
+    n = now;
+  }
+  return n;
+}
+
+// CountEntries(dir) once it is back to `want`, or after 5 s.
+int SettledCount(const std::string& dir, int want) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  int n = CountEntries(dir);
+  while (n != want && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+    n = CountEntries(dir);
+  }
+  return n;
+}
+
 TEST(Rpc, EchoesBodyAndTensorsBothWays) {
   auto server = StartServer({{"Echo", Echo}});
   ASSERT_NE(server, nullptr);
@@ -481,8 +509,8 @@ TEST(Rpc, StartingAndStoppingServersLeaksNoThreadsOrFiles) {
     auto client = Connect(server->port(), /*prefer_ipc=*/true);
     ASSERT_OK(client->CallSync("Echo", {}, In(absl::Seconds(10))));
   }
-  const int fds = CountEntries("/proc/self/fd");
-  const int threads = CountEntries("/proc/self/task");
+  const int fds = StableCount("/proc/self/fd");
+  const int threads = StableCount("/proc/self/task");
   for (int i = 0; i < 20; ++i) {
     auto server = StartServer({{"Echo", Echo}});
     ASSERT_NE(server, nullptr);
@@ -494,8 +522,8 @@ TEST(Rpc, StartingAndStoppingServersLeaksNoThreadsOrFiles) {
     server.reset();
     EXPECT_FALSE(std::filesystem::exists(socket_file));
   }
-  EXPECT_EQ(CountEntries("/proc/self/fd"), fds);
-  EXPECT_EQ(CountEntries("/proc/self/task"), threads);
+  EXPECT_EQ(SettledCount("/proc/self/fd", fds), fds);
+  EXPECT_EQ(SettledCount("/proc/self/task", threads), threads);
 }
 
 TEST(Rpc, ClientDestructionCancelsOutstandingCalls) {
