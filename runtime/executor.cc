@@ -79,6 +79,7 @@ absl::Status Executor::Build(const Params& params) {
                                           kernel.status().message()));
     }
     item.kernel = *std::move(kernel);
+    item.async = item.kernel->AsAsync();
     item.expensive = item.kernel->IsExpensive() && !device_->RunsKernelsInline();
     item.allows_uninitialized_input = node->op_def().allows_uninitialized_input();
     item.output_types = node->output_types();
@@ -121,7 +122,7 @@ absl::Status Executor::Build(const Params& params) {
             "node '%s' (%s): input %d comes from '%s', which neither runs nor is fed", node->name(),
             node->op(), edge->dst_input, edge->src->name()));
       }
-      edges_from[src].push_back(OutEdge{edge->src_output, i, slot, false});
+      edges_from[src].push_back(OutEdge{edge->src_output, i, slot, false, false});
       ++initial_pending_[i];
       if (!ref_input && IsRefType(edge->src->output_type(edge->src_output))) {
         derefs_of[i].emplace_back(edge->dst_input, src);
@@ -158,6 +159,7 @@ absl::Status Executor::Build(const Params& params) {
                      [](const OutEdge& a, const OutEdge& b) { return a.output < b.output; });
     for (size_t e = 0; e < edges.size(); ++e) {
       edges[e].last_use = e + 1 == edges.size() || edges[e + 1].output != edges[e].output;
+      edges[e].sole_input = initial_pending_[edges[e].dst] == 1;
       output_needed_[item.output_start + edges[e].output] = 1;
     }
     item.out_edges_begin = static_cast<int32_t>(out_edges_.size());

@@ -16,6 +16,7 @@ namespace rill {
 
 struct Executor::NodeItem {
   std::unique_ptr<OpKernel> kernel;
+  const AsyncOpKernel* async = nullptr;  // kernel->AsAsync(), asked once.
   const NodeDef* def = nullptr;
   DataTypeVector output_types;
   bool expensive = true;
@@ -37,6 +38,9 @@ struct Executor::OutEdge {
   int32_t dst;       // The consuming node.
   int32_t dst_slot;  // Its input slot.
   bool last_use;     // The output's last reader: takes the value.
+  // `dst` waits for this edge alone: it is ready once the edge is, with no
+  // need to count down its shared pending count.
+  bool sole_input;
 };
 
 // Per-step state, reused by later steps once a step has finished (every

@@ -20,7 +20,8 @@ int64_t NowMicros() {
 }
 
 void Clear(TensorValue& value) {
-  value.tensor = Tensor();
+  // Most slots are empty already (their value was taken): no stores then.
+  if (value.tensor.IsInitialized()) value.tensor = Tensor();
   value.ref = nullptr;
   value.ref_mu = nullptr;
 }
@@ -174,8 +175,9 @@ void Executor::ProcessOnPool(Step* step, ReadyList first) const {
 }
 
 bool Executor::MayRunLong(int32_t id) const {
+  if (!items_[id].expensive) return false;
   const int64_t estimate = costs_[id].EstimateNanos();
-  return items_[id].expensive && (estimate == 0 || estimate >= kMinHandOffNanos);
+  return estimate == 0 || estimate >= kMinHandOffNanos;
 }
 
 void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
@@ -189,7 +191,7 @@ void Executor::Process(Step* step, absl::Span<const int32_t> first) const {
     int num_ready = 0;
     if (!step->cancellation->cancelled()) {
       // Work queued for this thread should not wait behind a long kernel.
-      if (InlineContinuations::AnyQueued() && MayRunLong(id)) InlineContinuations::HandOff();
+      if (MayRunLong(id) && InlineContinuations::AnyQueued()) InlineContinuations::HandOff();
       const NodeResult result = RunNode(step, id);
       if (result == NodeResult::kPending) {
         // Still outstanding: FinishAsync accounts for it.
@@ -249,6 +251,7 @@ void Executor::ProcessQuick(Step* step, absl::Span<const int32_t> first) const {
 }
 
 void Executor::Dispatch(Step* step, ReadyList* expensive, ReadyList* ready) const {
+  if (expensive->empty()) return;
   for (size_t j = 0; j < expensive->size(); ++j) {
     const int32_t id = (*expensive)[j];
     // With nothing cheap left to do here, this thread runs the last
@@ -308,7 +311,7 @@ Executor::NodeResult Executor::RunNode(Step* step, int32_t id) const {
   frame.device_context = device_->device_context();
   frame.rendezvous = step->rendezvous;
   absl::Status status;
-  if (const AsyncOpKernel* async = item.kernel->AsAsync(); async != nullptr) {
+  if (const AsyncOpKernel* async = item.async; async != nullptr) {
     frame.eigen_cpu = device_->eigen_cpu();
     auto* run = new AsyncRun(frame);
     run->start_micros = start_micros;
@@ -367,7 +370,7 @@ bool Executor::FinishNode(Step* step, int32_t id, absl::Status status, int64_t s
     }
   }
   if (status.ok() && step->collect_stats) RecordStats(step, item, start_micros);
-  if (status.ok() && FetchOutputs(step, item)) return true;
+  if (status.ok() && (item.fetch_begin == item.fetch_end || FetchOutputs(step, item))) return true;
   if (!status.ok()) Fail(step, item, status);
   for (int32_t k = 0; k < item.num_outputs; ++k) Clear(outputs[k]);
   return false;
@@ -445,10 +448,12 @@ int Executor::Propagate(Step* step, int32_t id, ReadyList* cheap, ReadyList* exp
   const NodeItem& item = items_[id];
   TensorValue* outputs = step->outputs.data() + item.output_start;
   int num_ready = 0;
-  const auto release = [&](int32_t dst) {
+  const auto release = [&](int32_t dst, bool sole_input) {
     // Acq_rel: the last producer to decrement runs `dst` and must see the
-    // other producers' writes to its input slots.
-    if (step->pending[dst].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // other producers' writes to its input slots. A node that waits for
+    // one edge has one producer, this thread: the atomic read-modify-write,
+    // most of what handing on a value costs, could only count 1 to 0.
+    if (sole_input || step->pending[dst].fetch_sub(1, std::memory_order_acq_rel) == 1) {
       (items_[dst].expensive ? expensive : cheap)->push_back(dst);
       ++num_ready;
     }
@@ -461,9 +466,11 @@ int Executor::Propagate(Step* step, int32_t id, ReadyList* cheap, ReadyList* exp
     } else {
       step->inputs[edge.dst_slot] = output;
     }
-    release(edge.dst);
+    release(edge.dst, edge.sole_input);
   }
-  for (int32_t c = item.control_begin; c < item.control_end; ++c) release(control_edges_[c]);
+  for (int32_t c = item.control_begin; c < item.control_end; ++c) {
+    release(control_edges_[c], initial_pending_[control_edges_[c]] == 1);
+  }
   // Outputs nobody reads (and fetched ones) are released now.
   for (int32_t k = 0; k < item.num_outputs; ++k) Clear(outputs[k]);
   return num_ready;

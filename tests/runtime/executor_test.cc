@@ -323,6 +323,28 @@ TEST_F(ExecutorTest, ControlEdgesOrderNodes) {
             std::find(order.begin(), order.end(), "second"));
 }
 
+// A node with one producer (a data or a control edge) is readied by that
+// producer alone; one with two edges from the same producer waits for both.
+TEST_F(ExecutorTest, EachNodeWaitsForAllItsEdgesHoweverFew) {
+  const ops::Placeholder x(root_.WithOpName("x"), DT_FLOAT);
+  const ops::Neg first(root_.WithOpName("first"), x);
+  // Its data input is fed: the control edge is all it waits for.
+  const ops::Neg second(root_.WithOpName("second").WithControlDependencies({first.operation}), x);
+  const ops::Neg third(root_.WithOpName("third"), second);
+  const ops::Add twice(root_.WithOpName("twice"), third, third);
+  ASSERT_OK_AND_ASSIGN(auto executor, Build({{twice.node(), 0}}, {{x.node(), 0}}));
+  for (int i = 0; i < 20; ++i) {
+    ResetNegOrder();
+    const Tensor feed = Tensor::FromVector<float>({static_cast<float>(i)}, {1});
+    Executor::Args args;
+    args.feeds = absl::MakeConstSpan(&feed, 1);
+    std::vector<Tensor> fetched;
+    ASSERT_OK(executor->Run(args, &fetched));
+    EXPECT_THAT(Values<float>(fetched[0]), ElementsAre(2.0f * static_cast<float>(i)));
+    EXPECT_THAT(NegOrder(), ElementsAre("first", "second", "third"));
+  }
+}
+
 TEST_F(ExecutorTest, ReadingAnUninitializedVariableFails) {
   const ops::VariableV2 v(root_.WithOpName("v"), PartialTensorShape({2}), DT_FLOAT);
   const ops::Identity read(root_.WithOpName("read"), v);
