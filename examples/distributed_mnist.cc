@@ -19,7 +19,7 @@
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
 //       [--curve_keys DIR] [--transport shm|ipc|tcp]
-//       [--gradient_compression none|fp16|bf16]
+//       [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]
 // (or the cluster and task in TF_CONFIG instead of the first four flags).
 // With --curve_keys (a directory from `rill keygen`, shared by the tasks)
 // every connection is authenticated and encrypted.

@@ -22,7 +22,7 @@ const char kDistributedMnistUsage[] =
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
     "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
-    "           [--gradient_compression none|fp16|bf16|topk:FRACTION[+fp16|+bf16]]\n"
+    "           [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]\n"
     "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"

@@ -30,6 +30,11 @@ struct GradientCompression {
   // Top-k leaves gradients of fewer entries whole (in wire_type when set): their indices
   // would cost about what they save.
   int64_t top_k_min_elements = 1024;
+  // Deep Gradient Compression's warm-up: over a worker's first top_k_warmup_steps steps the
+  // fraction sent falls exponentially from every entry to top_k, so that the first steps, where
+  // gradients change fastest and residuals would grow largest, are not held back. 0: top_k from
+  // the first step.
+  int64_t top_k_warmup_steps = 0;
   // Where the residuals live: this worker's device ("/job:worker/task:1"). They are the
   // worker's own (local) variables.
   std::string local_device;
@@ -37,15 +42,15 @@ struct GradientCompression {
   std::set<std::string> variables;
 };
 
-// "none", "float16"/"fp16"/"half", "bfloat16"/"bf16", or "topk:FRACTION" with an optional
-// "+fp16" or "+bf16" for the values ("topk:0.01+bf16"), as a flag gives it. INVALID_ARGUMENT
-// names what is accepted.
+// "none", "float16"/"fp16"/"half", "bfloat16"/"bf16", or "topk:FRACTION[:WARMUP_STEPS]" with an
+// optional "+fp16" or "+bf16" for the values ("topk:0.01+bf16", "topk:0.1:500"), as a flag gives
+// it. INVALID_ARGUMENT names what is accepted.
 absl::StatusOr<GradientCompression> ParseGradientCompression(std::string_view text);
 
 struct CompressedGradients {
   std::vector<GradientAndVariable> gradients;
-  // Top-k's residuals, one per compressed gradient: local variables, neither the chief's to
-  // initialize nor a checkpoint's.
+  // Top-k's residuals, one per compressed gradient, and with a warm-up the worker's step count:
+  // local variables, neither the chief's to initialize nor a checkpoint's.
   std::vector<Variable> residuals;
   // Zeroes the residuals: every worker runs it, as a local init op. Null without residuals.
   Operation residuals_init;

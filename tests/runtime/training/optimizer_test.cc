@@ -2,6 +2,7 @@
 // 2 (w - target)), step by step against the update formulas computed here.
 #include "runtime/training/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -346,7 +347,8 @@ TEST(GradientCompression, NarrowsWhereTheGradientIsAndWidensBesideTheVariable) {
 }
 
 TEST(GradientCompression, ParsesWhatAFlagGives) {
-  for (const char* bad : {"int8", "topk", "topk:0", "topk:1", "topk:x", "topk:0.1+int8", "+bf16"}) {
+  for (const char* bad : {"int8", "topk", "topk:0", "topk:1", "topk:x", "topk:0.1+int8", "+bf16",
+                          "topk:0.1:", "topk:0.1:x", "topk:0.1:-5", "topk::5"}) {
     EXPECT_THAT(ParseGradientCompression(bad),
                 StatusIs(absl::StatusCode::kInvalidArgument,
                          HasSubstr(absl::StrFormat("gradient compression '%s': expected none, "
@@ -362,6 +364,11 @@ TEST(GradientCompression, ParsesWhatAFlagGives) {
   ASSERT_OK_AND_ASSIGN(parsed, ParseGradientCompression("topk:0.01"));
   EXPECT_EQ(parsed.wire_type, DT_INVALID);
   EXPECT_EQ(parsed.top_k, 0.01);
+  EXPECT_EQ(parsed.top_k_warmup_steps, 0);
+  ASSERT_OK_AND_ASSIGN(parsed, ParseGradientCompression("topk:0.1:500+bf16"));
+  EXPECT_EQ(parsed.top_k, 0.1);
+  EXPECT_EQ(parsed.top_k_warmup_steps, 500);
+  EXPECT_EQ(parsed.wire_type, DT_BFLOAT16);
 }
 
 // Top-k with error feedback: each step sends the largest entries of the
@@ -431,6 +438,45 @@ TEST(GradientCompression, TopKSendsTheLargestEntriesAndCarriesTheRest) {
     EXPECT_NEAR(total[i], 40 * rates[i], 12.f) << "entry " << i;
     EXPECT_NE(total[i], 0.f) << "entry " << i << " never sent";
   }
+}
+
+// With a warm-up, the share of entries sent falls from all of them to
+// top_k over the warm-up's steps: 6 * 0.34^(step / 4) entries, rounded.
+TEST(GradientCompression, TopKWarmsUpFromDenseToItsFraction) {
+  const Scope root = ops::NewRootScope();
+  const Variable w(root, "w", Tensor::FromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
+  const Output c =
+      ops::Const(root, Tensor::FromVector<float>({4, -3, 0.5f, 2, 1, -0.25f}, {2, 3}), DT_FLOAT);
+  const ops::Sum loss(root.WithOpName("loss"), ops::Mul(root, w, c), ops::Input({0, 1}));
+  GradientDescentOptimizer sgd(1.0);
+  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients,
+                       sgd.ComputeGradients(root, loss, {w}));
+  GradientCompression compression;
+  compression.top_k = 0.34;
+  compression.top_k_min_elements = 6;
+  compression.top_k_warmup_steps = 4;
+  compression.local_device = "/job:localhost/replica:0/task:0";
+  ASSERT_OK_AND_ASSIGN(CompressedGradients compressed,
+                       CompressGradients(root, gradients, compression));
+  // The residual and the step count, both zeroed by the local init op.
+  ASSERT_EQ(compressed.residuals.size(), 2u);
+  EXPECT_EQ(compressed.residuals[0].name(), "top_k/steps");
+  GlobalVariablesInitializer(root);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, root.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(SessionOptions(), def));
+  ASSERT_OK(session->Run({}, {}, {compressed.residuals_init.name(), "init"}));
+  const std::string sent = compressed.gradients[0].gradient.name();
+  std::vector<int> counts;
+  for (int step = 0; step < 6; ++step) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {sent}));
+    const std::vector<float> values = Values<float>(out[0]);
+    counts.push_back(static_cast<int>(
+        std::count_if(values.begin(), values.end(), [](float v) { return v != 0.f; })));
+  }
+  EXPECT_THAT(counts, ElementsAre(5, 3, 3, 2, 2, 2));
+  compression.top_k_warmup_steps = -1;
+  EXPECT_THAT(CompressGradients(root, gradients, compression),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not -1")));
 }
 
 }  // namespace
