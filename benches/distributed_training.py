@@ -17,7 +17,9 @@ in each configuration, in an order that alternates from round to round:
               asynchronous, Adam (MLP only; Debian's python3-torch, run by /usr/bin/python3)
 
 A cluster mode may carry options after '+': bf16 or fp16 (--gradient_compression),
-topkF (--gradient_compression=topk:F, e.g. topk0.01; with bf16 or fp16, the values in it), ipc or tcp (--transport; the default is shared memory), ps2 (two ps tasks), fixedN
+topkF or topkFwW (--gradient_compression=topk:F[:W], e.g. topk0.01, or topk0.25w500 to warm up
+over 500 steps; with bf16 or fp16, the values in it), ipc or tcp (--transport; the default is
+shared memory), ps2 (two ps tasks), fixedN
 (--partitioner=fixed:N: the weights in N parts), greedy (--ps_strategy=greedy), e.g.
 async+bf16, sync+fp16+ipc, async+ps2+fixed2+greedy+tcp. Over tcp, it also prints the
 bytes each ps task received and sent per global step (from the kernel's counters of
@@ -130,7 +132,8 @@ def cluster(build, model, examples, mode):
         elif option.startswith("fixed"):
             extra.append(f"--partitioner=fixed:{int(option[len('fixed'):])}")
         elif option.startswith("topk"):
-            compression.insert(0, f"topk:{float(option[len('topk'):])}")
+            fraction, _, warmup = option[len("topk"):].partition("w")
+            compression.insert(0, f"topk:{float(fraction)}" + (f":{int(warmup)}" if warmup else ""))
         elif option in ("bf16", "fp16"):
             compression.append(option)
         else:
@@ -192,6 +195,10 @@ def main():
     parser.add_argument("--cnn_examples", type=int, default=25600)
     args = parser.parse_args()
     modes = args.modes.split(",")
+    if "torch" in modes and subprocess.run(["/usr/bin/python3", "-c", "import numpy, torch"],
+                                           capture_output=True).returncode != 0:
+        sys.exit("the torch mode needs Debian's PyTorch for /usr/bin/python3: "
+                 "scripts/setup.sh torch installs it")
     for model in args.models.split(","):
         examples = args.mlp_examples if model == "mlp" else args.cnn_examples
         rates = {m: [] for m in modes}

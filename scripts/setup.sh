@@ -3,6 +3,7 @@
 # are all present; otherwise needs root (or sudo).
 #   scripts/setup.sh        what the build and the tests need
 #   scripts/setup.sh fuzz   also clang and libFuzzer (benches/fuzz.sh)
+#   scripts/setup.sh torch  also PyTorch, the baseline of benches/distributed_training.py
 set -euo pipefail
 
 packages=(
@@ -17,7 +18,9 @@ for group in "$@"; do
   case "$group" in
     # libclang-rt-14-dev holds libFuzzer and the sanitizer runtimes.
     fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "setup: unknown package group '$group' (known: fuzz)" >&2; exit 2 ;;
+    # Without the pthread OpenBLAS, PyTorch's CPU kernels run 10-20x slower.
+    torch) packages+=(python3-torch python3-numpy libopenblas0-pthread) ;;
+    *) echo "setup: unknown package group '$group' (known: fuzz, torch)" >&2; exit 2 ;;
   esac
 done
 
