@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cwise_kernels.h"
+#include "kernels/cuda/device_math.cuh"
 #include "kernels/cuda/launch.h"
 
 namespace rill::cuda {
@@ -42,41 +43,6 @@ __device__ void Store(T* p, int64_t i, Compute<T> v) {
     p[i] = v;
   }
 }
-
-// Integer arithmetic wraps around, as two's complement does, rather than
-// overflowing (undefined in C++).
-template <typename T>
-__device__ T Wrap(std::make_unsigned_t<T> v) {
-  return static_cast<T>(v);
-}
-template <typename T>
-__device__ std::make_unsigned_t<T> U(T v) {
-  return static_cast<std::make_unsigned_t<T>>(v);
-}
-
-// The CUDA math functions by precision.
-__device__ float Abs(float x) { return fabsf(x); }
-__device__ double Abs(double x) { return fabs(x); }
-__device__ float Sqrt(float x) { return sqrtf(x); }
-__device__ double Sqrt(double x) { return sqrt(x); }
-__device__ float Rsqrt(float x) { return rsqrtf(x); }
-__device__ double Rsqrt(double x) { return rsqrt(x); }
-__device__ float Exp(float x) { return expf(x); }
-__device__ double Exp(double x) { return exp(x); }
-__device__ float Log(float x) { return logf(x); }
-__device__ double Log(double x) { return log(x); }
-__device__ float Tanh(float x) { return tanhf(x); }
-__device__ double Tanh(double x) { return tanh(x); }
-__device__ float Floor(float x) { return floorf(x); }
-__device__ double Floor(double x) { return floor(x); }
-__device__ float Ceil(float x) { return ceilf(x); }
-__device__ double Ceil(double x) { return ceil(x); }
-__device__ float Rint(float x) { return rintf(x); }
-__device__ double Rint(double x) { return rint(x); }
-__device__ float Fmod(float a, float b) { return fmodf(a, b); }
-__device__ double Fmod(double a, double b) { return fmod(a, b); }
-__device__ float Pow(float a, float b) { return powf(a, b); }
-__device__ double Pow(double a, double b) { return pow(a, b); }
 
 template <typename T>
 inline constexpr bool kIsFloat = std::is_floating_point_v<T>;
@@ -451,121 +417,6 @@ __global__ void AddNKernel(AddNInputs<T> in, bool accumulate, T* out, int64_t n)
   }
 }
 
-template <typename From, typename To>
-__device__ To Convert(From x) {
-  if constexpr (std::is_same_v<From, Half>) {
-    return Convert<float, To>(__half2float(__ushort_as_half(x.bits)));
-  } else if constexpr (std::is_same_v<To, Half>) {
-    // Through float, as Eigen::half converts (a double rounds twice).
-    return Half{__half_as_ushort(__float2half_rn(static_cast<float>(x)))};
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return x != From(0);
-  } else {
-    return static_cast<To>(x);
-  }
-}
-
-template <typename From, typename To>
-__global__ void CastKernel(const From* x, To* y, int64_t n) {
-  RILL_GRID_LOOP(i, n) { y[i] = Convert<From, To>(x[i]); }
-}
-
-template <typename From>
-void LaunchCastFrom(CastType to, const From* x, void* y, int64_t n, cudaStream_t stream) {
-  const int blocks = BlocksFor(n);
-  switch (to) {
-    case CastType::kFloat:
-      CastKernel<<<blocks, kThreadsPerBlock, 0, stream>>>(x, static_cast<float*>(y), n);
-      break;
-    case CastType::kDouble:
-      CastKernel<<<blocks, kThreadsPerBlock, 0, stream>>>(x, static_cast<double*>(y), n);
-      break;
-    case CastType::kInt64:
-      CastKernel<<<blocks, kThreadsPerBlock, 0, stream>>>(x, static_cast<int64_t*>(y), n);
-      break;
-    case CastType::kBool:
-      CastKernel<<<blocks, kThreadsPerBlock, 0, stream>>>(x, static_cast<bool*>(y), n);
-      break;
-    case CastType::kHalf:
-      CastKernel<<<blocks, kThreadsPerBlock, 0, stream>>>(x, static_cast<Half*>(y), n);
-      break;
-  }
-}
-
-template <typename Word>
-__global__ void FillKernel(Word* out, int64_t n, const Word* value, Word bits) {
-  const Word v = value != nullptr ? *value : bits;
-  RILL_GRID_LOOP(i, n) { out[i] = v; }
-}
-
-template <typename Word>
-void LaunchFillWords(void* out, int64_t n, const void* value, uint64_t bits, cudaStream_t stream) {
-  FillKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(
-      static_cast<Word*>(out), n, static_cast<const Word*>(value), static_cast<Word>(bits));
-}
-
-template <typename Word>
-__global__ void SelectKernel(const bool* cond, int64_t rows, const Word* t, const Word* e,
-                             Word* out, int64_t n) {
-  const int64_t inner = rows == 0 ? 0 : n / rows;
-  RILL_GRID_LOOP(i, n) {
-    const bool c = rows == 0 ? cond[0] : cond[rows == n ? i : i / inner];
-    out[i] = c ? t[i] : e[i];
-  }
-}
-
-template <typename Word>
-void LaunchSelectWords(const bool* cond, int64_t rows, const void* t, const void* e, void* out,
-                       int64_t n, cudaStream_t stream) {
-  SelectKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(
-      cond, rows, static_cast<const Word*>(t), static_cast<const Word*>(e), static_cast<Word*>(out),
-      n);
-}
-
-template <typename T>
-__global__ void ApplyGradientDescentKernel(T* var, const T* alpha, const T* delta, int64_t n) {
-  const T a = *alpha;
-  RILL_GRID_LOOP(i, n) { var[i] -= delta[i] * a; }
-}
-
-template <typename T>
-__global__ void ApplyMomentumKernel(T* var, T* accum, const T* lr_in, const T* grad,
-                                    const T* momentum_in, bool use_nesterov, int64_t n) {
-  const T lr = *lr_in;
-  const T momentum = *momentum_in;
-  RILL_GRID_LOOP(i, n) {
-    const T g = grad[i];
-    const T a = accum[i] * momentum + g;
-    accum[i] = a;
-    if (use_nesterov) {
-      var[i] -= g * lr + a * (momentum * lr);
-    } else {
-      var[i] -= a * lr;
-    }
-  }
-}
-
-template <typename T>
-__global__ void ApplyAdamKernel(T* var, T* m_out, T* v_out, AdamScalars<T> s, const T* grad,
-                                bool use_nesterov, int64_t n) {
-  const T one(1);
-  const T beta1 = *s.beta1;
-  const T beta2 = *s.beta2;
-  const T epsilon = *s.epsilon;
-  const T lr_t = *s.lr * Sqrt(one - *s.beta2_power) / (one - *s.beta1_power);
-  RILL_GRID_LOOP(i, n) {
-    const T g = grad[i];
-    T m = m_out[i];
-    T v = v_out[i];
-    m += (g - m) * (one - beta1);
-    v += (g * g - v) * (one - beta2);
-    m_out[i] = m;
-    v_out[i] = v;
-    const T step = use_nesterov ? (g * (one - beta1) + m * beta1) * lr_t : m * lr_t;
-    var[i] -= step / (Sqrt(v) + epsilon);
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -637,84 +488,5 @@ void LaunchAddN(const AddNInputs<T>& inputs, bool accumulate, T* out, int64_t n,
 template void LaunchAddN(const AddNInputs<float>&, bool, float*, int64_t, cudaStream_t);
 template void LaunchAddN(const AddNInputs<double>&, bool, double*, int64_t, cudaStream_t);
 template void LaunchAddN(const AddNInputs<int64_t>&, bool, int64_t*, int64_t, cudaStream_t);
-
-void LaunchCast(CastType from, CastType to, const void* x, void* y, int64_t n,
-                cudaStream_t stream) {
-  if (n == 0) return;
-  switch (from) {
-    case CastType::kFloat:
-      return LaunchCastFrom(to, static_cast<const float*>(x), y, n, stream);
-    case CastType::kDouble:
-      return LaunchCastFrom(to, static_cast<const double*>(x), y, n, stream);
-    case CastType::kInt64:
-      return LaunchCastFrom(to, static_cast<const int64_t*>(x), y, n, stream);
-    case CastType::kBool:
-      return LaunchCastFrom(to, static_cast<const bool*>(x), y, n, stream);
-    case CastType::kHalf:
-      return LaunchCastFrom(to, static_cast<const Half*>(x), y, n, stream);
-  }
-}
-
-void LaunchFill(int bytes, void* out, int64_t n, const void* value, uint64_t bits,
-                cudaStream_t stream) {
-  if (n == 0) return;
-  switch (bytes) {
-    case 1:
-      return LaunchFillWords<uint8_t>(out, n, value, bits, stream);
-    case 2:
-      return LaunchFillWords<uint16_t>(out, n, value, bits, stream);
-    case 4:
-      return LaunchFillWords<uint32_t>(out, n, value, bits, stream);
-    default:
-      return LaunchFillWords<uint64_t>(out, n, value, bits, stream);
-  }
-}
-
-void LaunchSelect(int bytes, const bool* cond, int64_t rows, const void* t, const void* e,
-                  void* out, int64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  switch (bytes) {
-    case 1:
-      return LaunchSelectWords<uint8_t>(cond, rows, t, e, out, n, stream);
-    case 4:
-      return LaunchSelectWords<uint32_t>(cond, rows, t, e, out, n, stream);
-    default:
-      return LaunchSelectWords<uint64_t>(cond, rows, t, e, out, n, stream);
-  }
-}
-
-template <typename T>
-void LaunchApplyGradientDescent(T* var, const T* alpha, const T* delta, int64_t n,
-                                cudaStream_t stream) {
-  if (n == 0) return;
-  ApplyGradientDescentKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(var, alpha, delta, n);
-}
-template void LaunchApplyGradientDescent(float*, const float*, const float*, int64_t, cudaStream_t);
-template void LaunchApplyGradientDescent(double*, const double*, const double*, int64_t,
-                                         cudaStream_t);
-
-template <typename T>
-void LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
-                         bool use_nesterov, int64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  ApplyMomentumKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(var, accum, lr, grad, momentum,
-                                                                     use_nesterov, n);
-}
-template void LaunchApplyMomentum(float*, float*, const float*, const float*, const float*, bool,
-                                  int64_t, cudaStream_t);
-template void LaunchApplyMomentum(double*, double*, const double*, const double*, const double*,
-                                  bool, int64_t, cudaStream_t);
-
-template <typename T>
-void LaunchApplyAdam(T* var, T* m, T* v, const AdamScalars<T>& scalars, const T* grad,
-                     bool use_nesterov, int64_t n, cudaStream_t stream) {
-  if (n == 0) return;
-  ApplyAdamKernel<<<BlocksFor(n), kThreadsPerBlock, 0, stream>>>(var, m, v, scalars, grad,
-                                                                 use_nesterov, n);
-}
-template void LaunchApplyAdam(float*, float*, float*, const AdamScalars<float>&, const float*, bool,
-                              int64_t, cudaStream_t);
-template void LaunchApplyAdam(double*, double*, double*, const AdamScalars<double>&, const double*,
-                              bool, int64_t, cudaStream_t);
 
 }  // namespace rill::cuda

@@ -126,42 +126,6 @@ template <typename T>
 void LaunchAddN(const AddNInputs<T>& inputs, bool accumulate, T* out, int64_t n,
                 cudaStream_t stream);
 
-// y = x converted as C++'s static_cast converts (through float for Half).
-enum class CastType { kFloat, kDouble, kInt64, kBool, kHalf };
-void LaunchCast(CastType from, CastType to, const void* x, void* y, int64_t n, cudaStream_t stream);
-
-// Sets n elements of `bytes` bytes (1, 2, 4 or 8) to *value, a device
-// scalar, or, when `value` is null, to the low bytes of `bits`.
-void LaunchFill(int bytes, void* out, int64_t n, const void* value, uint64_t bits,
-                cudaStream_t stream);
-
-// out[i] = cond ? t[i] : e[i] for elements of `bytes` bytes (1, 4 or 8),
-// where cond is cond[0] (rows == 0, a scalar condition), cond[i] (rows ==
-// n) or cond[i / (n / rows)] (one per row of a [rows, ...] value).
-void LaunchSelect(int bytes, const bool* cond, int64_t rows, const void* t, const void* e,
-                  void* out, int64_t n, cudaStream_t stream);
-
-// The optimizer updates, in place; the scalar hyper-parameters are device
-// pointers read by the kernel. float, double.
-template <typename T>
-void LaunchApplyGradientDescent(T* var, const T* alpha, const T* delta, int64_t n,
-                                cudaStream_t stream);
-template <typename T>
-void LaunchApplyMomentum(T* var, T* accum, const T* lr, const T* grad, const T* momentum,
-                         bool use_nesterov, int64_t n, cudaStream_t stream);
-template <typename T>
-struct AdamScalars {
-  const T* beta1_power;
-  const T* beta2_power;
-  const T* lr;
-  const T* beta1;
-  const T* beta2;
-  const T* epsilon;
-};
-template <typename T>
-void LaunchApplyAdam(T* var, T* m, T* v, const AdamScalars<T>& scalars, const T* grad,
-                     bool use_nesterov, int64_t n, cudaStream_t stream);
-
 }  // namespace rill::cuda
 
 #endif  // RILL_KERNELS_CUDA_CWISE_KERNELS_H_

@@ -28,6 +28,7 @@
 #include "kernels/cpu/nn_util.h"
 #include "kernels/cpu/training_util.h"
 #include "kernels/cpu/transform_util.h"
+#include "kernels/cuda/array_kernels.h"
 #include "kernels/cuda/cwise_kernels.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"

@@ -10,9 +10,9 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/training_util.h"
-#include "kernels/cuda/cwise_kernels.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"
+#include "kernels/cuda/training_kernels.h"
 
 namespace rill {
 namespace {
