@@ -371,6 +371,18 @@ TEST(GradientCompression, ParsesWhatAFlagGives) {
   EXPECT_EQ(parsed.wire_type, DT_BFLOAT16);
 }
 
+// The gradient of w (2x3, zeros, on `ps`) through a loss computed on
+// `worker` whose gradient is the constant c: 4, -3, 0.5, 2, 1, -0.25.
+absl::StatusOr<std::vector<GradientAndVariable>> ConstantGradient(const Scope& ps,
+                                                                  const Scope& worker) {
+  const Variable w(ps, "w", Tensor::FromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
+  const Output c =
+      ops::Const(worker, Tensor::FromVector<float>({4, -3, 0.5f, 2, 1, -0.25f}, {2, 3}), DT_FLOAT);
+  const ops::Sum loss(worker.WithOpName("loss"), ops::Mul(worker, w, c), ops::Input({0, 1}));
+  GradientDescentOptimizer sgd(1.0);
+  return sgd.ComputeGradients(worker, loss, {w});
+}
+
 // Top-k with error feedback: each step sends the largest entries of the
 // gradient plus what earlier steps left out, as indices and values from
 // the worker, and the variable's task gets them back as a dense gradient;
@@ -379,14 +391,7 @@ TEST(GradientCompression, TopKSendsTheLargestEntriesAndCarriesTheRest) {
   Scope root = ops::NewRootScope();
   const Scope ps = root.WithDevice("/job:ps/task:0");
   const Scope worker = root.WithDevice("/job:worker/task:0");
-  const Variable w(ps, "w", Tensor::FromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
-  // d loss / d w = the constant c: 4, -3, 0.5, 2, 1, -0.25.
-  const Output c =
-      ops::Const(worker, Tensor::FromVector<float>({4, -3, 0.5f, 2, 1, -0.25f}, {2, 3}), DT_FLOAT);
-  const ops::Sum loss(worker.WithOpName("loss"), ops::Mul(worker, w, c), ops::Input({0, 1}));
-  GradientDescentOptimizer sgd(1.0);
-  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients,
-                       sgd.ComputeGradients(worker, loss, {w}));
+  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients, ConstantGradient(ps, worker));
   GradientCompression compression;
   compression.top_k = 0.34;  // 2 of 6 entries.
   EXPECT_THAT(CompressGradients(worker, gradients, compression),
@@ -444,13 +449,7 @@ TEST(GradientCompression, TopKSendsTheLargestEntriesAndCarriesTheRest) {
 // top_k over the warm-up's steps: 6 * 0.34^(step / 4) entries, rounded.
 TEST(GradientCompression, TopKWarmsUpFromDenseToItsFraction) {
   const Scope root = ops::NewRootScope();
-  const Variable w(root, "w", Tensor::FromVector<float>({0, 0, 0, 0, 0, 0}, {2, 3}));
-  const Output c =
-      ops::Const(root, Tensor::FromVector<float>({4, -3, 0.5f, 2, 1, -0.25f}, {2, 3}), DT_FLOAT);
-  const ops::Sum loss(root.WithOpName("loss"), ops::Mul(root, w, c), ops::Input({0, 1}));
-  GradientDescentOptimizer sgd(1.0);
-  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients,
-                       sgd.ComputeGradients(root, loss, {w}));
+  ASSERT_OK_AND_ASSIGN(std::vector<GradientAndVariable> gradients, ConstantGradient(root, root));
   GradientCompression compression;
   compression.top_k = 0.34;
   compression.top_k_min_elements = 6;
