@@ -1,9 +1,12 @@
 // The executor's compiled graph and per-step state, shared by the files
-// that build an executor (executor.cc) and run its steps (executor_run.cc).
+// that build an executor (executor.cc), start and end its steps
+// (executor_step.cc) and run them (executor_run.cc).
 #ifndef RILL_RUNTIME_EXECUTOR_ITEMS_H_
 #define RILL_RUNTIME_EXECUTOR_ITEMS_H_
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -62,6 +65,23 @@ struct Executor::Step {
   DoneCallback done;
 };
 
+namespace executor_internal {
+
+inline int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Empties a slot.
+inline void Clear(TensorValue& value) {
+  // Most slots are empty already (their value was taken): no stores then.
+  if (value.tensor.IsInitialized()) value.tensor = Tensor();
+  value.ref = nullptr;
+  value.ref_mu = nullptr;
+}
+
+}  // namespace executor_internal
 }  // namespace rill
 
 #endif  // RILL_RUNTIME_EXECUTOR_ITEMS_H_
