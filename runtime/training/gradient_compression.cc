@@ -31,8 +31,10 @@ Output TopK(const Scope& wire, const GradientAndVariable& pair, const TensorShap
   const int32_t final_k = static_cast<int32_t>(
       std::clamp<int64_t>(std::llround(compression.top_k * static_cast<double>(n)), 1, n));
   const Scope worker = wire.WithDevice(compression.local_device);
-  Output k = ops::Const(worker, Tensor::Scalar<int32_t>(final_k), DT_INT32);
-  if (warmup_step != nullptr) {
+  Output k;
+  if (warmup_step == nullptr) {
+    k = ops::Const(worker, Tensor::Scalar<int32_t>(final_k), DT_INT32);
+  } else {
     // n * top_k^(min(step / warmup, 1)), never under the final k.
     const Output progress =
         ops::Minimum(worker,
