@@ -41,9 +41,9 @@
 #include "benchmark/benchmark.h"
 #include "graph/allocator.h"
 #include "graph/tensor.h"
-#include "kernels/io/bundle_reader.h"
-#include "kernels/io/bundle_writer.h"
-#include "kernels/io/crc32c.h"
+#include "io/bundle_reader.h"
+#include "io/bundle_writer.h"
+#include "io/crc32c.h"
 
 namespace rill {
 namespace {
@@ -301,17 +301,37 @@ void BM_Crc32c(benchmark::State& state) {
 
 BENCHMARK(BM_Crc32c)->Arg(256 << 10)->Arg(kTensorBytes);
 BENCHMARK(BM_BundleSave)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_PlainWriteSync)->ArgName("piece_mib")->Arg(16)->Arg(1)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlainWriteSync)
+    ->ArgName("piece_mib")
+    ->Arg(16)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_BundleAddNoSync)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_PlainWrite)->ArgName("piece_mib")->Arg(16)->Arg(1)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_PlainWrite)
+    ->ArgName("piece_mib")
+    ->Arg(16)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_BundleRestore)->ArgName("cold")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_BundleRestore)
+    ->ArgName("cold")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_PlainRead)->ArgName("cold")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_PlainRead)
+    ->ArgName("cold")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_PlainReadFreshBuffers)->ArgName("cold")->Arg(0)->Arg(1)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PlainReadFreshBuffers)
+    ->ArgName("cold")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace rill
@@ -321,8 +341,8 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                    "/checkpoint_bench.XXXXXX";
+  std::string dir =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/checkpoint_bench.XXXXXX";
   if (mkdtemp(dir.data()) == nullptr) {
     std::perror("checkpoint_bench: mkdtemp");
     return 1;

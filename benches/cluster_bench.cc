@@ -12,7 +12,7 @@
 #include "graph/tensor.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
 #include "transport/rpc.h"
 

@@ -13,8 +13,8 @@
 #include "graph/tensor.h"
 #include "kernels/registry.h"
 #include "ops/ops.h"
-#include "runtime/device.h"
-#include "runtime/executor.h"
+#include "runtime/device/device.h"
+#include "runtime/exec/executor.h"
 #include "runtime/session.h"
 
 namespace rill {

@@ -31,157 +31,32 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "benches/gpu_bench_util.h"
 #include "benchmark/benchmark.h"
 #include "examples/fashion_mlp_model.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 #include "runtime/session.h"
 
 namespace rill {
 namespace {
 
-// Skips `state` and returns false when the process has no GPU.
-bool HaveGpu(benchmark::State& state) {
-  static const GpuQuery* const gpus = new GpuQuery(QueryGpuDevices());
-  if (!gpus->devices.empty()) return true;
-  state.SkipWithError(("no GPU: " + gpus->reason).c_str());
-  return false;
-}
-
-bool Failed(benchmark::State& state, const absl::Status& status) {
-  if (status.ok()) return false;
-  state.SkipWithError(std::string(status.message()).c_str());
-  return true;
-}
-
-// The result of a CUDA, cuBLAS or cuDNN call as a status, `what` naming
-// the call.
-absl::Status Check(cudaError_t error, const char* what) {
-  if (error == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(error)));
-}
-absl::Status Check(cublasStatus_t status, const char* what) {
-  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cublasGetStatusString(status)));
-}
-absl::Status Check(cudnnStatus_t status, const char* what) {
-  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(what, ": ", cudnnGetErrorString(status)));
-}
-
-// Destroys a CUDA, cuBLAS or cuDNN object through its C API's `kDestroy`.
-template <auto kDestroy>
-struct Destroyer {
-  template <typename T>
-  void operator()(T* object) const {
-    static_cast<void>(kDestroy(object));
-  }
-};
-
-// A CUDA, cuBLAS or cuDNN object of a handle type such as cudaStream_t,
-// owned: destroyed with `kDestroy`.
-template <typename Handle, auto kDestroy>
-using Owned = std::unique_ptr<std::remove_pointer_t<Handle>, Destroyer<kDestroy>>;
-
-// Gives `owned` the object that `create(&object)` makes.
-template <typename T, typename D, typename Create>
-absl::Status Make(std::unique_ptr<T, D>& owned, Create create, const char* what) {
-  T* object = nullptr;
-  RETURN_IF_ERROR(Check(create(&object), what));
-  owned.reset(object);
-  return absl::OkStatus();
-}
-
-using DeviceFloats = Owned<float*, cudaFree>;
-
-absl::StatusOr<DeviceFloats> NewDeviceFloats(int64_t count) {
-  DeviceFloats floats;
-  RETURN_IF_ERROR(Make(
-      floats, [count](float** p) { return cudaMalloc(p, count * sizeof(float)); }, "cudaMalloc"));
-  return floats;
-}
-
-// `count` floats on the device, random uniform in [0, 1) as RandomUniform
-// gives the session's variables: a GPU multiplying zeros draws less power
-// and may clock higher than on real data, which would flatter a baseline.
-absl::StatusOr<DeviceFloats> RandomDeviceFloats(int64_t count, uint32_t seed) {
-  std::vector<float> host(count);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(0.f, 1.f);
-  for (float& value : host) value = uniform(rng);
-  ASSIGN_OR_RETURN(DeviceFloats floats, NewDeviceFloats(count));
-  RETURN_IF_ERROR(
-      Check(cudaMemcpy(floats.get(), host.data(), count * sizeof(float), cudaMemcpyHostToDevice),
-            "cudaMemcpy"));
-  return floats;
-}
-
-void SetTflops(benchmark::State& state, double flops) {
-  state.counters["TFLOPS"] =
-      benchmark::Counter(flops / 1e12, benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// Times `call` (one library call queued on `stream`, returning its
-// status), each time copying one element of `output` to the host and
-// waiting for it, as a session step fetching one element waits for its
-// result.
-template <typename Call>
-void TimeLibraryCalls(benchmark::State& state, cudaStream_t stream, const float* output,
-                      double flops, const char* what, Call call) {
-  float element = 0;
-  for (auto _ : state) {
-    const absl::Status called = Check(call(), what);
-    const cudaError_t copied =
-        cudaMemcpyAsync(&element, output, sizeof(float), cudaMemcpyDeviceToHost, stream);
-    if (Failed(state, called) || Failed(state, Check(copied, "cudaMemcpyAsync")) ||
-        Failed(state, Check(cudaStreamSynchronize(stream), what))) {
-      break;
-    }
-  }
-  benchmark::DoNotOptimize(element);
-  SetTflops(state, flops);
-}
-
-// A session over `graph` that has run `init`; nullptr (and `state`
-// skipped) when either fails.
-std::unique_ptr<Session> InitializedSession(benchmark::State& state, const GraphDef& graph,
-                                            const std::string& init) {
-  SessionOptions options;
-  // Every op of these graphs has a GPU kernel; with soft placement a node
-  // that lost its kernel would run on the CPU unnoticed, timing the wrong
-  // thing. Without it, the session fails to build and the benchmark says why.
-  options.allow_soft_placement = false;
-  absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, graph);
-  if (Failed(state, session.status())) return nullptr;
-  if (Failed(state, (*session)->Run({}, {}, {init}).status())) return nullptr;
-  return std::move(*session);
-}
-
-// Times Session::Run fetching `fetch` (one element of a result computed
-// on /gpu:0), in a session over `root`'s graph with its variables
-// initialized.
-void TimeSessionSteps(benchmark::State& state, const Scope& root, const Output& fetch,
-                      double flops) {
-  const Operation init = GlobalVariablesInitializer(root);
-  absl::StatusOr<GraphDef> graph = root.ToGraphDef();
-  if (Failed(state, graph.status())) return;
-  std::unique_ptr<Session> session = InitializedSession(state, *graph, init.name());
-  if (session == nullptr) return;
-  for (auto _ : state) {
-    absl::StatusOr<std::vector<Tensor>> out = session->Run({}, {fetch.name()});
-    if (Failed(state, out.status())) return;
-  }
-  SetTflops(state, flops);
-}
-
-// A variable of `shape` (int32) on the scope's device, initialized with
-// random uniform values in [0, 1).
-Output RandomVariable(const Scope& root, std::string_view name, const ops::Input& shape) {
-  return Variable(root, name, ops::RandomUniform(root, shape, DT_FLOAT)).value();
-}
+using gpu_bench::Check;
+using gpu_bench::DeviceFloats;
+using gpu_bench::Failed;
+using gpu_bench::HaveGpu;
+using gpu_bench::InitializedSession;
+using gpu_bench::Make;
+using gpu_bench::NewDeviceFloats;
+using gpu_bench::Owned;
+using gpu_bench::RandomDeviceFloats;
+using gpu_bench::RandomVariable;
+using gpu_bench::SetTflops;
+using gpu_bench::TimeLibraryCalls;
+using gpu_bench::TimeSessionSteps;
 
 constexpr float kOne = 1, kZero = 0;
 

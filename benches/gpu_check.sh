@@ -48,7 +48,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # The binaries, as paths in a build tree; in a pack they are bin/<basename>.
 binaries=(cli/rill tests/runtime/device_query_test tests/kernels/device/device_kernels_test
-          tests/runtime/gpu_devices_test tests/runtime/gpu_session_test
+          tests/runtime/device_gpu_devices_test tests/runtime/gpu_session_test
           examples/fashion_mnist_mlp examples/in_graph_replication examples/matmul_devices
           examples/distributed_mnist benches/gpu_bench)
 
@@ -102,6 +102,7 @@ if [ -z "$data" ]; then
   else data=/usr/share/datasets/fashion-mnist; fi
 fi
 [ -n "$twin" ] || twin="$here/gpu_torch_twin.py"
+report="$here/gpu_check_report.py"
 
 start_time=${EPOCHREALTIME:-$(date +%s.%N)}
 now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
@@ -418,32 +419,7 @@ step_distributed() {
 
 # A summary of a Google Benchmark JSON file: "ok|errors|nogpu<TAB>key".
 bench_summary() {
-  "$python" - "$1" <<'PY'
-import json, sys
-try:
-    runs = json.load(open(sys.argv[1]))["benchmarks"]
-except Exception as e:
-    print(f"errors\tno JSON: {e}"); sys.exit()
-med = {b["run_name"]: b for b in runs if b.get("aggregate_name") == "median"}
-errs = [b for b in runs if b.get("error_occurred")]
-nogpu = bool(errs) and all("no GPU" in b.get("error_message", "") for b in errs)
-def us(name):
-    b = med.get(name + "/real_time")
-    return f"{b['real_time']:.0f}" if b else "?"
-def tf(name):
-    b = med.get(name + "/real_time")
-    return f"{b['TFLOPS']:.1f}" if b and "TFLOPS" in b else "?"
-if nogpu:
-    print(f"nogpu\t{len(errs)} of {len(runs)} skipped: {errs[0]['error_message'][:70]}")
-    sys.exit()
-key = (f"us: mlp64 gpu {us('BM_MlpStepGpu/batch:64')} cpu {us('BM_MlpStepCpu/batch:64')}, "
-       f"mlp1024 gpu {us('BM_MlpStepGpu/batch:1024')}, cnn64 gpu {us('BM_CnnStepGpu/batch:64')}; "
-       f"gemm4096 {tf('BM_SessionMatMul/m:4096/k:4096/n:4096')}/"
-       f"{tf('BM_CublasSgemm/m:4096/k:4096/n:4096')} TFLOPS (cuBLAS)")
-if errs:
-    key = f"{len(errs)} of {len(runs)} failed ({errs[0]['name']}); " + key
-print(("errors" if errs else "ok") + "\t" + key)
-PY
+  "$python" "$report" bench-summary "$1"
 }
 
 step_gpu_bench() {
@@ -470,33 +446,8 @@ step_torch() {
   # stdout (the same JSON) goes to the log with the progress lines.
   run_step torch 150 "$python" "$twin" "${args[@]}" || return
   local status key
-  key=$("$python" - "$out/torch.json" "$out/gpu_bench.json" 2>&1 <<'PY'
-import json, sys
-t = json.load(open(sys.argv[1]))
-if "skipped" in t:
-    print("skipped: " + t["skipped"][:90]); sys.exit()
-rill = {}
-try:
-    for b in json.load(open(sys.argv[2]))["benchmarks"]:
-        if b.get("aggregate_name") == "median" and not b.get("error_occurred"):
-            rill[b["run_name"]] = b
-except Exception:
-    pass
-def r(name):
-    b = rill.get(name + "/real_time")
-    return f" (rill {b['real_time']:.0f})" if b else ""
-d = t["device"]
-parts = [f"us: mlp64 {t.get(f'mlp_step_{d}_b64_us', float('nan')):.0f}"
-         + r("BM_MlpStepGpu/batch:64" if d == "cuda" else "BM_MlpStepCpu/batch:64"),
-         f"cnn64 {t.get(f'cnn_step_{d}_b64_us', float('nan')):.0f}"
-         + (r("BM_CnnStepGpu/batch:64") if d == "cuda" else "")]
-if "mlp_test_accuracy" in t:
-    parts.append(f"acc mlp {t['mlp_test_accuracy']:.4f} cnn {t.get('cnn_test_accuracy', float('nan')):.4f}")
-if "errors" in t:
-    parts.insert(0, f"{len(t['errors'])} errors ({next(iter(t['errors']))})")
-print(", ".join(parts))
-PY
-) || key="no JSON: $(tail -1 "$out/torch.log" | cut -c1-80)"
+  key=$("$python" "$report" torch-key "$out/torch.json" "$out/gpu_bench.json" 2>&1) ||
+    key="no JSON: $(tail -1 "$out/torch.log" | cut -c1-80)"
   if [ "$step_rc" -eq 124 ]; then status=TIMEOUT
   elif [ "$step_rc" -ne 0 ]; then status=FAIL
   elif [[ "$key" == skipped:* ]]; then status=SKIP; [ "$no_gpu" -eq 1 ] && status=NOGPU
@@ -508,40 +459,8 @@ PY
 # rill beside PyTorch, from gpu_bench.json and torch.json: OUT/compare.md.
 compare() {
   [ -f "$out/gpu_bench.json" ] && [ -f "$out/torch.json" ] || return 0
-  "$python" - "$out/gpu_bench.json" "$out/torch.json" > "$work/compare.md" 2> /dev/null <<'PY' || return 0
-import json, sys
-rill = {b["run_name"].replace("/real_time", ""): b for b in json.load(open(sys.argv[1]))["benchmarks"]
-        if b.get("aggregate_name") == "median" and not b.get("error_occurred")}
-t = json.load(open(sys.argv[2]))
-if "skipped" in t or not rill:
-    sys.exit(1)
-d = t["device"]
-rows = [("GEMM 4096^3", "BM_SessionMatMul/m:4096/k:4096/n:4096", "BM_CublasSgemm/m:4096/k:4096/n:4096", "matmul_4096x4096x4096_us"),
-        ("GEMM 1024x784x128", "BM_SessionMatMul/m:1024/k:784/n:128", "BM_CublasSgemm/m:1024/k:784/n:128", "matmul_1024x784x128_us"),
-        ("GEMM 1024x128x10", "BM_SessionMatMul/m:1024/k:128/n:10", "BM_CublasSgemm/m:1024/k:128/n:10", "matmul_1024x128x10_us"),
-        ("GEMM 64x784x128", "BM_SessionMatMul/m:64/k:784/n:128", "BM_CublasSgemm/m:64/k:784/n:128", "matmul_64x784x128_us"),
-        ("GEMM 16^3 (a step's fixed cost)", "BM_SessionMatMul/m:16/k:16/n:16", "BM_CublasSgemm/m:16/k:16/n:16", None),
-        ("Conv2D 32x56x56x64 3x3", "BM_SessionConv2D", "BM_CudnnConvolutionForwardFastest", "conv_32x56x56x64_3x3_us"),
-        ("Conv2D backprop input", "BM_SessionConv2DBackpropInput", "BM_CudnnConvolutionBackwardDataFastest", "conv_32x56x56x64_3x3_backprop_input_us"),
-        ("Conv2D backprop filter", "BM_SessionConv2DBackpropFilter", "BM_CudnnConvolutionBackwardFilterFastest", "conv_32x56x56x64_3x3_backprop_filter_us"),
-        ("MLP step b64, GPU", "BM_MlpStepGpu/batch:64", None, "mlp_step_cuda_b64_us"),
-        ("MLP step b1024, GPU", "BM_MlpStepGpu/batch:1024", None, "mlp_step_cuda_b1024_us"),
-        ("MLP step b64, CPU", "BM_MlpStepCpu/batch:64", None, "mlp_step_cpu_b64_us"),
-        ("MLP step b1024, CPU", "BM_MlpStepCpu/batch:1024", None, "mlp_step_cpu_b1024_us"),
-        ("CNN step b64, GPU", "BM_CnnStepGpu/batch:64", None, "cnn_step_cuda_b64_us")]
-print(f"rill beside PyTorch {t['torch']} (torch on {d}; medians, microseconds; ratio = rill / PyTorch)\n")
-print("| work | rill | cuBLAS/cuDNN | PyTorch | rill / PyTorch |")
-print("|---|---|---|---|---|")
-fmt = lambda v: f"{v:.1f}" if v is not None else "-"
-for label, ours, raw, key in rows:
-    a = rill.get(ours, {}).get("real_time")
-    b = rill.get(raw, {}).get("real_time") if raw else None
-    c = t.get(key) if key else None
-    if a is None and c is None:
-        continue
-    ratio = f"{a / c:.2f}" if a and c else "-"
-    print(f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(c)} | {ratio} |")
-PY
+  "$python" "$report" compare "$out/gpu_bench.json" "$out/torch.json" > "$work/compare.md" \
+    2> /dev/null || return 0
   cp "$work/compare.md" "$out/compare.md"
   echo; cat "$out/compare.md"
 }
@@ -553,7 +472,7 @@ if [ "${statuses[0]}" = PASS ]; then
   step_devices
   step_gtest device_query tests/runtime/device_query_test 30
   step_gtest device_kernels tests/kernels/device/device_kernels_test 120
-  step_gtest gpu_devices tests/runtime/gpu_devices_test 60
+  step_gtest gpu_devices tests/runtime/device_gpu_devices_test 60
   step_gtest gpu_session tests/runtime/gpu_session_test 60
   step_fashion mlp_cpu mlp cpu
   step_fashion mlp_gpu mlp gpu

@@ -16,8 +16,8 @@
 #include "graph/allocator.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 #include "ops/registry.h"
 

@@ -20,9 +20,9 @@
 #include "graph/proto/checkpoint_state.pb.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_slice.h"
-#include "kernels/io/bundle_format.h"
-#include "kernels/io/bundle_reader.h"
-#include "kernels/io/posix_file.h"
+#include "io/bundle_format.h"
+#include "io/bundle_reader.h"
+#include "io/posix_file.h"
 
 namespace rill::cli {
 namespace {
@@ -118,53 +118,52 @@ absl::Status List(const io::BundleReader& reader) {
   std::map<std::string, int64_t> piece_bytes;  // By key; pieces sort first.
   std::map<int, uint64_t> bytes_needed;        // By shard: the end of its last tensor.
   std::vector<Row> rows;
-  RETURN_IF_ERROR(reader.ForEachEntry(
-      [&](std::string_view key, const BundleEntryProto& entry) -> absl::Status {
-        if (entry.slices_size() == 0) {
-          if (entry.offset() < 0 || entry.size() < 0 || entry.shard_id() < 0 ||
-              entry.shard_id() >= reader.header().num_shards()) {
-            return absl::DataLossError(fmt::format(
-                "'{}': an entry lies outside the data files (shard {} of {}, offset {}, size {})",
-                index_path, entry.shard_id(), reader.header().num_shards(), entry.offset(),
-                entry.size()));
-          }
-          uint64_t& end = bytes_needed[entry.shard_id()];
-          end = std::max(end, static_cast<uint64_t>(entry.offset()) +
-                                  static_cast<uint64_t>(entry.size()));
+  RETURN_IF_ERROR(reader.ForEachEntry([&](std::string_view key,
+                                          const BundleEntryProto& entry) -> absl::Status {
+    if (entry.slices_size() == 0) {
+      if (entry.offset() < 0 || entry.size() < 0 || entry.shard_id() < 0 ||
+          entry.shard_id() >= reader.header().num_shards()) {
+        return absl::DataLossError(fmt::format(
+            "'{}': an entry lies outside the data files (shard {} of {}, offset {}, size {})",
+            index_path, entry.shard_id(), reader.header().num_shards(), entry.offset(),
+            entry.size()));
+      }
+      uint64_t& end = bytes_needed[entry.shard_id()];
+      end = std::max(end,
+                     static_cast<uint64_t>(entry.offset()) + static_cast<uint64_t>(entry.size()));
+    }
+    // A piece of a partitioned tensor: counted under its full name.
+    if (key.front() == '\0') {
+      piece_bytes[std::string(key)] = entry.size();
+      return absl::OkStatus();
+    }
+    Row row;
+    row.name = std::string(key);
+    row.dtype = NumpyDtypeName(entry.dtype());
+    absl::StatusOr<TensorShape> shape = TensorShape::FromProto(entry.shape());
+    if (!shape.ok()) {
+      return absl::DataLossError(fmt::format("'{}': tensor '{}' has a bad shape: {}", index_path,
+                                             row.name, std::string(shape.status().message())));
+    }
+    row.shape = shape->DebugString();
+    row.bytes = entry.size();
+    if (entry.slices_size() > 0) {
+      row.bytes = 0;
+      for (const TensorSliceProto& proto : entry.slices()) {
+        absl::StatusOr<TensorSlice> slice = TensorSlice::FromProto(proto);
+        const auto piece =
+            slice.ok() ? piece_bytes.find(io::SliceKey(key, *slice)) : piece_bytes.end();
+        if (piece == piece_bytes.end()) {
+          return absl::DataLossError(fmt::format(
+              "'{}': a slice of partitioned tensor '{}' is missing", index_path, row.name));
         }
-        // A piece of a partitioned tensor: counted under its full name.
-        if (key.front() == '\0') {
-          piece_bytes[std::string(key)] = entry.size();
-          return absl::OkStatus();
-        }
-        Row row;
-        row.name = std::string(key);
-        row.dtype = NumpyDtypeName(entry.dtype());
-        absl::StatusOr<TensorShape> shape = TensorShape::FromProto(entry.shape());
-        if (!shape.ok()) {
-          return absl::DataLossError(fmt::format("'{}': tensor '{}' has a bad shape: {}",
-                                                 index_path, row.name,
-                                                 std::string(shape.status().message())));
-        }
-        row.shape = shape->DebugString();
-        row.bytes = entry.size();
-        if (entry.slices_size() > 0) {
-          row.bytes = 0;
-          for (const TensorSliceProto& proto : entry.slices()) {
-            absl::StatusOr<TensorSlice> slice = TensorSlice::FromProto(proto);
-            const auto piece =
-                slice.ok() ? piece_bytes.find(io::SliceKey(key, *slice)) : piece_bytes.end();
-            if (piece == piece_bytes.end()) {
-              return absl::DataLossError(fmt::format(
-                  "'{}': a slice of partitioned tensor '{}' is missing", index_path, row.name));
-            }
-            row.bytes += piece->second;
-          }
-          row.note = SlicesNote(entry);
-        }
-        rows.push_back(std::move(row));
-        return absl::OkStatus();
-      }));
+        row.bytes += piece->second;
+      }
+      row.note = SlicesNote(entry);
+    }
+    rows.push_back(std::move(row));
+    return absl::OkStatus();
+  }));
   RETURN_IF_ERROR(CheckDataFiles(reader, bytes_needed));
 
   Row heading{"name", "dtype", "shape", 0, ""};
@@ -181,9 +180,9 @@ absl::Status List(const io::BundleReader& reader) {
   fmt::print("{:<{}}  {:<{}}  {:<{}}  {:>{}}\n", heading.name, name_width, heading.dtype,
              dtype_width, heading.shape, shape_width, "bytes", bytes_width);
   for (const Row& row : rows) {
-    std::string line = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>{}}", row.name, name_width,
-                                   row.dtype, dtype_width, row.shape, shape_width, row.bytes,
-                                   bytes_width);
+    std::string line =
+        fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>{}}", row.name, name_width, row.dtype, dtype_width,
+                    row.shape, shape_width, row.bytes, bytes_width);
     if (!row.note.empty()) line += "  " + row.note;
     fmt::print("{}\n", line);
   }
@@ -196,9 +195,9 @@ absl::Status List(const io::BundleReader& reader) {
 absl::Status Print(const io::BundleReader& reader, const std::string& name) {
   absl::StatusOr<Tensor> tensor = reader.Read(name);
   if (absl::IsNotFound(tensor.status()) && !reader.Entry(name).ok()) {
-    return absl::NotFoundError(fmt::format(
-        "{} (run 'rill checkpoint {}' to list its tensors)",
-        std::string(tensor.status().message()), reader.prefix()));
+    return absl::NotFoundError(fmt::format("{} (run 'rill checkpoint {}' to list its tensors)",
+                                           std::string(tensor.status().message()),
+                                           reader.prefix()));
   }
   if (!tensor.ok()) return tensor.status();
   fmt::print("{}\n", ReadableTensorLine(name, *tensor));

@@ -1,7 +1,7 @@
 #include "cli/device_count_flag.h"
 
 #include "absl/strings/str_format.h"
-#include "runtime/device_factory.h"
+#include "runtime/device/device_factory.h"
 
 namespace rill::cli {
 

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 
 namespace rill::cli {
 namespace {

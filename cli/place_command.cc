@@ -17,14 +17,14 @@
 #include "graph/graph.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/op_kernel.h"
 #include "ops/registry.h"
 #include "placement/device_set.h"
 #include "placement/partitioner.h"
 #include "placement/placement_report.h"
 #include "placement/placer.h"
 #include "placement/replica_device_setter.h"
-#include "runtime/cluster_spec.h"
+#include "runtime/distributed/cluster_spec.h"
 
 namespace rill::cli {
 namespace {

@@ -22,8 +22,9 @@
 #include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
-#include "runtime/cluster_spec.h"
-#include "runtime/server.h"
+#include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/server.h"
+#include "runtime/distributed/tf_config.h"
 
 namespace rill::cli {
 namespace {

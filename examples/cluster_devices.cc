@@ -17,7 +17,7 @@
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
 #include "runtime/training/optimizer.h"
 

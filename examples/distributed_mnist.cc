@@ -39,15 +39,16 @@
 #include "examples/distributed_mnist_graph.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
-#include "runtime/cluster_spec.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
-#include "runtime/device_query.h"
-#include "runtime/server.h"
-#include "runtime/step_split.h"
+#include "runtime/device/device_query.h"
+#include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/server.h"
+#include "runtime/distributed/tf_config.h"
 #include "runtime/training/basic_session_run_hooks.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/monitored_session.h"
+#include "runtime/training/step_split.h"
 
 namespace rill::examples {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "examples/distributed_mnist_flags.h"
 #include "graph/proto/graph.pb.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/training/monitored_session.h"
 
 namespace rill::examples {

@@ -23,7 +23,7 @@
 #include "ops/ops.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 #include "runtime/session.h"
 
 namespace rill::examples {

@@ -23,7 +23,7 @@
 #include "ops/gradients.h"
 #include "ops/ops.h"
 #include "placement/replication.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 #include "runtime/session.h"
 
 namespace rill::examples {

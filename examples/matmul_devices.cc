@@ -14,7 +14,7 @@
 #include "fmt/core.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 #include "runtime/session.h"
 
 namespace rill::examples {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_format.h"
+#include "graph/graph.h"
 
 namespace rill {
 namespace {
@@ -57,5 +58,7 @@ absl::StatusOr<TensorId> ParseTensorName(std::string_view name) {
   id.node = std::string(node);
   return id;
 }
+
+std::string TensorEndpoint::ToString() const { return node->name() + ":" + std::to_string(index); }
 
 }  // namespace rill

@@ -10,6 +10,8 @@
 
 namespace rill {
 
+class Node;  // graph/graph.h
+
 inline constexpr int kControlSlot = -1;
 
 // A parsed NodeDef input: node name and output index (kControlSlot for
@@ -29,6 +31,15 @@ bool IsValidNodeName(std::string_view name);
 // Parses "node", "node:N" (N decimal, no leading zeros, no sign) and
 // "^node". INVALID_ARGUMENT for anything else ("a:first", "_a", "a:01").
 absl::StatusOr<TensorId> ParseTensorName(std::string_view name);
+
+// One output of a node of a Graph ("node:k"), as the executor and the plans
+// that feed and fetch it name it.
+struct TensorEndpoint {
+  const Node* node = nullptr;
+  int index = 0;
+  // "node:k", always with the index.
+  std::string ToString() const;
+};
 
 }  // namespace rill
 

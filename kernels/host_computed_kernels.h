@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 
 namespace rill {
 

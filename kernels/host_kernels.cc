@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/device_context.h"
+#include "kernels/framework/device_context.h"
 #include "ops/registry.h"
 
 namespace rill {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 
 namespace rill {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 
 namespace rill {
 
@@ -27,7 +27,7 @@ void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc (CPU, GPU)
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc
 void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulator_ops.cc
-void RegisterSendRecvKernels(KernelRegistry& registry);        // cpu/sendrecv_ops.cc (CPU, GPU)
+void RegisterSendRecvKernels(KernelRegistry& registry);        // sendrecv_ops.cc (CPU, GPU)
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc

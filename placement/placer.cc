@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 #include "placement/colocation.h"
 #include "placement/device_name.h"

@@ -1,5 +1,5 @@
-// Session: runs a graph in this process. Create/Extend give it a GraphDef;
-// Run feeds tensors, runs what the fetches and targets need, returns fetches.
+// Session: the interface through which a program runs a graph, in this
+// process or on a cluster; Extend gives it nodes, Run feeds tensors and returns fetches.
 #ifndef RILL_RUNTIME_SESSION_H_
 #define RILL_RUNTIME_SESSION_H_
 
@@ -15,7 +15,8 @@
 #include "absl/status/statusor.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/tensor.h"
-#include "runtime/gpu_devices.h"
+#include "runtime/device/gpu_devices.h"
+#include "runtime/exec/step_stats.h"
 
 namespace rill {
 
@@ -62,31 +63,6 @@ struct SessionOptions {
   // The limit is process-wide (graph/allocator.h's MaxTensorBytes): a
   // session made with a value sets it for every session of the process.
   size_t max_tensor_bytes = 0;
-};
-
-struct RunOptions {
-  // 0: no deadline. Otherwise the step is cancelled and Run returns
-  // DEADLINE_EXCEEDED once this much time has passed.
-  int64_t timeout_in_ms = 0;
-  // Fill RunMetadata::step_stats.
-  bool trace = false;
-};
-
-struct NodeExecStats {
-  std::string node_name;
-  std::string op;
-  std::string device;
-  int64_t start_micros = 0;  // Since the epoch.
-  int64_t end_micros = 0;
-  int64_t output_bytes = 0;  // Sum over the node's outputs.
-  // _Send: the receiving device; _Recv: the sending one; else empty.
-  std::string peer_device;
-  // _Send and _Recv: the edge's name, which a send shares with its receive.
-  std::string tensor_name;
-};
-
-struct RunMetadata {
-  std::vector<NodeExecStats> step_stats;  // One per node run, in completion order.
 };
 
 // Thread safety: Run may be called concurrently from several threads;

@@ -2,7 +2,7 @@
 // reinterpret a tensor's shape (Reshape, ExpandDims, Squeeze), plus the
 // generators Fill, ZerosLike, OnesLike and Range.
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <cmath>
@@ -18,10 +18,10 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "graph/tensor_proto_util.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/device_context.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/device_context.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 #include "ops/range_length.h"
 

@@ -1,6 +1,6 @@
 // NumPy broadcasting for CPU element-wise kernels: the output shape of two
 // operands, and evaluation of a binary functor over them through Eigen
-// broadcasts of reshaped views. Include after kernels/cpu_threads.h.
+// broadcasts of reshaped views. Include after kernels/framework/cpu_threads.h.
 #ifndef RILL_KERNELS_CPU_BROADCAST_H_
 #define RILL_KERNELS_CPU_BROADCAST_H_
 
@@ -13,53 +13,15 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/broadcast_shape.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 
 namespace rill {
 
 void RegisterCpuCwiseBinaryKernels(KernelRegistry& registry);  // cpu/cwise_binary_ops.cc
 
-// The shape `a` and `b` broadcast to; INVALID_ARGUMENT naming both when
-// some dimension pair is neither equal nor 1.
-inline absl::StatusOr<TensorShape> BroadcastShape(const TensorShape& a, const TensorShape& b) {
-  ASSIGN_OR_RETURN(PartialTensorShape out, BroadcastShapes(a, b));
-  return out.AsTensorShape();
-}
-
 namespace broadcast_internal {
-
-// The output shape folded into as few dimensions as possible: neighbouring
-// dimensions merge when each operand either spans both or repeats over
-// both. a_dims/b_dims are the operands' reshaped views (1 where repeated).
-struct Folded {
-  std::vector<int64_t> out_dims, a_dims, b_dims;
-};
-
-inline Folded Fold(const TensorShape& a, const TensorShape& b, const TensorShape& out) {
-  Folded f;
-  int prev_kind = -1;
-  for (int i = 0; i < out.dims(); ++i) {
-    const int64_t n = out.dim_size(i);
-    if (n == 1) continue;
-    const int ia = a.dims() - out.dims() + i;
-    const int ib = b.dims() - out.dims() + i;
-    const bool a_repeats = ia < 0 || a.dim_size(ia) == 1;
-    const bool b_repeats = ib < 0 || b.dim_size(ib) == 1;
-    const int kind = (a_repeats ? 1 : 0) | (b_repeats ? 2 : 0);
-    if (kind == prev_kind) {
-      f.out_dims.back() *= n;
-      if (!a_repeats) f.a_dims.back() *= n;
-      if (!b_repeats) f.b_dims.back() *= n;
-    } else {
-      f.out_dims.push_back(n);
-      f.a_dims.push_back(a_repeats ? 1 : n);
-      f.b_dims.push_back(b_repeats ? 1 : n);
-    }
-    prev_kind = kind;
-  }
-  return f;
-}
 
 template <int N, typename In, typename Out, typename F>
 void EvalFolded(const Eigen::ThreadPoolDevice& d, const Folded& f, const In* a, const In* b,

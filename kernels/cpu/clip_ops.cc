@@ -5,9 +5,9 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

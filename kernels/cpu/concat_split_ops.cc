@@ -2,7 +2,7 @@
 // ConcatV2, Pack, Split, SplitV and Unpack. Pieces along dim 0 are views
 // of the input.
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <cstdint>
@@ -12,9 +12,10 @@
 #include "absl/status/status.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/split_join.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 
 namespace rill {
 namespace {

@@ -15,8 +15,8 @@
 #include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
 #include "graph/tensor_shape.h"
-#include "kernels/cancellation.h"
-#include "kernels/resource_mgr.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/resource_mgr.h"
 
 namespace Eigen {
 struct ThreadPoolDevice;

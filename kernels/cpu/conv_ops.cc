@@ -11,13 +11,13 @@
 #include "absl/status/statusor.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/conv_geometry.h"
+#include "kernels/common/conv_geometry.h"
+#include "kernels/common/window_geometry.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/pooling_ops.h"
-#include "kernels/cpu/window_geometry.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

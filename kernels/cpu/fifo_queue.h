@@ -15,9 +15,9 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
-#include "kernels/cancellation.h"
-#include "kernels/resource_mgr.h"
-#include "kernels/timer.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/resource_mgr.h"
+#include "kernels/framework/timer.h"
 
 namespace rill {
 

@@ -3,7 +3,7 @@
 // BroadcastGradientArgs, which gradient graphs use to find the dims a
 // broadcast binary op's gradient must be summed over.
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <algorithm>
@@ -18,9 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/gather_geometry.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -10,11 +10,11 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "graph/tensor_slice.h"
-#include "kernels/io/bundle_merge.h"
-#include "kernels/io/bundle_reader.h"
-#include "kernels/io/bundle_writer.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "io/bundle_merge.h"
+#include "io/bundle_reader.h"
+#include "io/bundle_writer.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {
@@ -23,9 +23,9 @@ namespace {
 absl::StatusOr<std::string> ScalarString(const KernelContext& ctx, int input, const char* what) {
   const Tensor& t = ctx.input(input);
   if (t.dtype() != DT_STRING || t.dims() != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s must be a scalar string, got %s %s", what, DataTypeString(t.dtype()),
-        t.shape().DebugString()));
+    return absl::InvalidArgumentError(absl::StrFormat("%s must be a scalar string, got %s %s", what,
+                                                      DataTypeString(t.dtype()),
+                                                      t.shape().DebugString()));
   }
   return t.scalar<std::string>();
 }
@@ -44,9 +44,9 @@ absl::StatusOr<std::vector<std::string>> NameList(const KernelContext& ctx, int 
                                                   const char* what, int count) {
   const Tensor& t = ctx.input(input);
   if (t.dtype() != DT_STRING || t.dims() != 1 || t.NumElements() != count) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s must be a string vector of %d entries (one per tensor), got %s %s", what, count,
-        DataTypeString(t.dtype()), t.shape().DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s must be a string vector of %d entries (one per tensor), got %s %s",
+                        what, count, DataTypeString(t.dtype()), t.shape().DebugString()));
   }
   return std::vector<std::string>(t.data<std::string>(), t.data<std::string>() + count);
 }
@@ -105,9 +105,8 @@ class RestoreV2Op final : public OpKernel {
     for (int i = 0; i < count; ++i) {
       ASSIGN_OR_RETURN(const std::optional<ShapeAndSlice> spec, ParseShapeAndSlice(slices[i]));
       ASSIGN_OR_RETURN(Tensor tensor,
-                       spec.has_value()
-                           ? reader->ReadSlice(names[i], spec->full_shape, spec->slice)
-                           : reader->Read(names[i]));
+                       spec.has_value() ? reader->ReadSlice(names[i], spec->full_shape, spec->slice)
+                                        : reader->Read(names[i]));
       if (i < static_cast<int>(dtypes_.size()) && tensor.dtype() != dtypes_[i]) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "tensor '%s' in checkpoint '%s' is %s, the restore expects %s", names[i], prefix,
@@ -136,8 +135,8 @@ class MergeV2CheckpointsOp final : public OpKernel {
           "checkpoint_prefixes must be a string vector, got %s", prefixes.shape().DebugString()));
     }
     ASSIGN_OR_RETURN(const std::string destination, ScalarString(ctx, 1, "destination_prefix"));
-    const std::vector<std::string> inputs(
-        prefixes.data<std::string>(), prefixes.data<std::string>() + prefixes.NumElements());
+    const std::vector<std::string> inputs(prefixes.data<std::string>(),
+                                          prefixes.data<std::string>() + prefixes.NumElements());
     return io::MergeBundles(inputs, destination, options_);
   }
 
@@ -193,9 +192,9 @@ class StringJoinOp final : public OpKernel {
       const Tensor& t = ctx.input(i);
       if (t.dims() == 0) continue;
       if (have_shape && !(t.shape() == shape)) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "StringJoin inputs must be scalars or of one shape: %s and %s", shape.DebugString(),
-            t.shape().DebugString()));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("StringJoin inputs must be scalars or of one shape: %s and %s",
+                            shape.DebugString(), t.shape().DebugString()));
       }
       shape = t.shape();
       have_shape = true;

@@ -12,11 +12,11 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/matmul_shapes.h"
+#include "kernels/common/matmul_shapes.h"
 #include "kernels/cpu/onednn_gemm.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -13,10 +13,10 @@
 #include "absl/status/statusor.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/pooling_geometry.h"
-#include "kernels/cpu/window_geometry.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/pooling_geometry.h"
+#include "kernels/common/window_geometry.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/op_kernel.h"
 
 namespace rill {
 namespace {

@@ -3,7 +3,7 @@
 #ifndef RILL_KERNELS_CPU_POOLING_OPS_H_
 #define RILL_KERNELS_CPU_POOLING_OPS_H_
 
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 
 namespace rill {
 

@@ -14,10 +14,10 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/fifo_queue.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
+#include "kernels/framework/resource_mgr.h"
 #include "kernels/registry.h"
-#include "kernels/resource_mgr.h"
 
 namespace rill {
 namespace {

@@ -1,7 +1,7 @@
 // CPU kernels for RandomUniform, RandomStandardNormal and TruncatedNormal,
-// seeded as TensorFlow seeds them (kernels/cpu/random_util.h).
+// seeded as TensorFlow seeds them (kernels/common/random_util.h).
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <cmath>
@@ -15,9 +15,9 @@
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/random_util.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/random_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

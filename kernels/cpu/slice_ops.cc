@@ -1,7 +1,7 @@
 // CPU kernels that cut a box out of a tensor: Slice and StridedSlice. The
 // result is a view of the input when it is a run of whole rows of it.
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <cstdint>
@@ -12,9 +12,10 @@
 #include "absl/status/status.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/slice_geometry.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 #include "ops/strided_slice_spec.h"
 

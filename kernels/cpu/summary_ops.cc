@@ -12,10 +12,10 @@
 #include "graph/proto/summary.pb.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/io/histogram.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "io/histogram.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -15,8 +15,8 @@
 #include "graph/node_attrs.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -1,7 +1,7 @@
 // CPU kernels that rearrange elements: Transpose and Tile. Element copies
 // are typed, so string tensors work too.
 // clang-format off
-#include "kernels/cpu_threads.h"
+#include "kernels/framework/cpu_threads.h"
 // clang-format on
 
 #include <cstdint>
@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
-#include "kernels/kernel_registry.h"
-#include "kernels/op_kernel.h"
+#include "kernels/common/transform_util.h"
+#include "kernels/framework/kernel_registry.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 
 namespace rill {

@@ -15,9 +15,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kernels/cancellation.h"
-#include "kernels/resource_mgr.h"
-#include "kernels/timer.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/resource_mgr.h"
+#include "kernels/framework/timer.h"
 
 namespace rill {
 
@@ -40,7 +40,7 @@ class WorkerClocks final : public ResourceBase, public std::enable_shared_from_t
   struct Worker {
     int64_t clock = 0;                             // Steps finished.
     absl::Time last_heard = absl::InfinitePast();  // InfinitePast: never.
-    bool retired = false;  // Finished training: nobody waits for it.
+    bool retired = false;                          // Finished training: nobody waits for it.
   };
   // What a tick returns when released: the step count its tick reached and
   // the slowest worker's count at that moment.

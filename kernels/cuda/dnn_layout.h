@@ -21,11 +21,11 @@
 #include "graph/proto/node_def.pb.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/window_geometry.h"
+#include "kernels/common/window_geometry.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/random_kernels.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/op_kernel.h"
 
 namespace rill::dnn {
 

@@ -9,7 +9,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "kernels/device_context.h"
+#include "kernels/framework/device_context.h"
 
 namespace rill {
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
-#include "kernels/device_context.h"
+#include "kernels/framework/device_context.h"
 
 namespace rill {
 

@@ -10,7 +10,7 @@
 #include "graph/tensor.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gpu_device_context.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/op_kernel.h"
 
 namespace rill {
 

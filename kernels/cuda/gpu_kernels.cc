@@ -9,12 +9,14 @@ namespace rill {
 
 void RegisterCudaKernels(KernelRegistry& registry) {
   RegisterGpuCwiseKernels(registry);
+  RegisterGpuArrayKernels(registry);
   RegisterGpuTrainingKernels(registry);
   RegisterGpuReductionKernels(registry);
   RegisterGpuNnKernels(registry);
   RegisterGpuTransformKernels(registry);
   RegisterGpuMatMulKernels(registry);
-  RegisterGpuDnnKernels(registry);
+  RegisterGpuConvKernels(registry);
+  RegisterGpuPoolingKernels(registry);
   RegisterGpuRandomKernels(registry);
 }
 

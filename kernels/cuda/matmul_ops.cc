@@ -21,7 +21,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/matmul_shapes.h"
+#include "kernels/common/matmul_shapes.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"

@@ -1,5 +1,5 @@
 // GPU kernels for the softmax cross-entropy losses and BiasAddGrad, with
-// the CPU kernels' checks (kernels/cpu/nn_util.h) and the device
+// the CPU kernels' checks (kernels/common/nn_util.h) and the device
 // reductions of reduction_kernels.cu.
 #include <cstdint>
 #include <memory>
@@ -9,11 +9,12 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/nn_util.h"
-#include "kernels/cpu/reduction_util.h"
+#include "kernels/common/nn_util.h"
+#include "kernels/common/reduction_util.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"
 #include "kernels/cuda/reduction_kernels.h"
+#include "kernels/cuda/xent_kernels.h"
 
 namespace rill {
 namespace {
@@ -44,7 +45,7 @@ class GpuSoftmaxXentOp final : public OpKernel {
 
 // The CPU rejects a label outside [0, classes); here the labels are read
 // on the device only, and that row's loss and backprop are NaN, as in
-// TensorFlow's GPU kernel (reduction_kernels.h).
+// TensorFlow's GPU kernel (xent_kernels.h).
 template <typename T, typename L>
 class GpuSparseSoftmaxXentOp final : public OpKernel {
  public:

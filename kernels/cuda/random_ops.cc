@@ -1,6 +1,6 @@
 // GPU kernels for RandomUniform, RandomStandardNormal and TruncatedNormal
 // (float and double) through cuRAND's Philox generator, seeded from the
-// seed and seed2 attrs as the CPU kernels are (kernels/cpu/random_util.h).
+// seed and seed2 attrs as the CPU kernels are (kernels/common/random_util.h).
 // The CPU and GPU draw different numbers from the same distributions.
 #include <curand.h>
 
@@ -17,7 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/random_util.h"
+#include "kernels/common/random_util.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"

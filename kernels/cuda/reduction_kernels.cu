@@ -12,58 +12,18 @@
 #include <vector>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/reduce_ops.cuh"
 #include "kernels/cuda/reduction_kernels.h"
 
 namespace rill::cuda {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kWarpsPerBlock = kThreadsPerBlock / kWarp;
 // Below this many blocks' worth of outputs a long reduction is segmented,
 // to about kTargetBlocks blocks.
 constexpr int64_t kFewBlocks = 256;
 constexpr int64_t kTargetBlocks = 1024;
-// A row reduced by one thread, then by one warp, is at most this long.
+// A row reduced by one thread is at most this long (by one warp: kWarpRow).
 constexpr int64_t kThreadRow = 8;
-constexpr int64_t kWarpRow = 4096;
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int Blocks(int64_t units) { return static_cast<int>(std::clamp<int64_t>(units, 1, kMaxBlocks)); }
-
-template <typename T>
-struct SumOp {
-  __device__ static T Identity() { return T(0); }
-  __device__ T operator()(T a, T b) const { return a + b; }
-};
-template <typename T>
-struct ProdOp {
-  __device__ static T Identity() { return T(1); }
-  __device__ T operator()(T a, T b) const { return a * b; }
-};
-// Float extremes of nothing are infinities, as TensorFlow gives them.
-template <typename T>
-struct MaxOp {
-  __device__ static T Identity() {
-    if constexpr (::cuda::std::numeric_limits<T>::has_infinity) {
-      return -::cuda::std::numeric_limits<T>::infinity();
-    } else {
-      return ::cuda::std::numeric_limits<T>::lowest();
-    }
-  }
-  __device__ T operator()(T a, T b) const { return a < b ? b : a; }
-};
-template <typename T>
-struct MinOp {
-  __device__ static T Identity() {
-    if constexpr (::cuda::std::numeric_limits<T>::has_infinity) {
-      return ::cuda::std::numeric_limits<T>::infinity();
-    } else {
-      return ::cuda::std::numeric_limits<T>::max();
-    }
-  }
-  __device__ T operator()(T a, T b) const { return b < a ? b : a; }
-};
 
 // Mean's division in the last launch (divisor >= 0); none for divisor < 0.
 // The mean of nothing is NaN for floats, 0 for integers, as on the CPU.
@@ -337,99 +297,6 @@ __global__ void ArgColumnKernel(const T* __restrict__ in, int64_t* __restrict__ 
   }
 }
 
-__device__ float Exp(float x) { return expf(x); }
-__device__ double Exp(double x) { return exp(x); }
-__device__ float Log(float x) { return logf(x); }
-__device__ double Log(double x) { return log(x); }
-
-// The group's combined value, in every thread of the group (a warp or the
-// whole block).
-template <typename T, typename Op>
-__device__ T GroupAllReduce(T v, Op op, int group, T* warp_results) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  }
-  if (group == kWarp) return v;
-  if (threadIdx.x % kWarp == 0) warp_results[threadIdx.x / kWarp] = v;
-  __syncthreads();
-  v = warp_results[0];
-  for (int w = 1; w < static_cast<int>(blockDim.x) / kWarp; ++w) v = op(v, warp_results[w]);
-  __syncthreads();
-  return v;
-}
-
-// The row's maximum and log(sum(exp(x - max))), in every thread of the
-// row's group.
-template <typename T>
-__device__ void RowLogSumExp(const T* x, int64_t classes, int lane, int group, T* warp_results,
-                             T* row_max, T* log_sum) {
-  T m = MaxOp<T>::Identity();
-  for (int64_t c = lane; c < classes; c += group) m = MaxOp<T>()(m, x[c]);
-  m = GroupAllReduce(m, MaxOp<T>(), group, warp_results);
-  T s = T(0);
-  for (int64_t c = lane; c < classes; c += group) s += Exp(x[c] - m);
-  s = GroupAllReduce(s, SumOp<T>(), group, warp_results);
-  *row_max = m;
-  *log_sum = Log(s);
-}
-
-template <typename T>
-__global__ void SoftmaxXentKernel(const T* __restrict__ logits, const T* __restrict__ labels,
-                                  T* __restrict__ loss, T* __restrict__ backprop, int64_t rows,
-                                  int64_t classes, int group) {
-  __shared__ T warp_results[kWarpsPerBlock];
-  const int groups_per_block = blockDim.x / group;
-  const int lane = threadIdx.x % group;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * groups_per_block + threadIdx.x / group;
-       row < rows; row += static_cast<int64_t>(gridDim.x) * groups_per_block) {
-    const T* x = logits + row * classes;
-    const T* y = labels + row * classes;
-    T* g = backprop + row * classes;
-    T row_max, log_sum;
-    RowLogSumExp(x, classes, lane, group, warp_results, &row_max, &log_sum);
-    T l = T(0);
-    for (int64_t c = lane; c < classes; c += group) {
-      const T shifted = x[c] - row_max;
-      l += y[c] * (log_sum - shifted);
-      g[c] = Exp(shifted - log_sum) - y[c];
-    }
-    l = GroupAllReduce(l, SumOp<T>(), group, warp_results);
-    if (lane == 0) loss[row] = l;
-  }
-}
-
-template <typename T, typename L>
-__global__ void SparseSoftmaxXentKernel(const T* __restrict__ logits, const L* __restrict__ labels,
-                                        T* __restrict__ loss, T* __restrict__ backprop,
-                                        int64_t rows, int64_t classes, int group) {
-  __shared__ T warp_results[kWarpsPerBlock];
-  const int groups_per_block = blockDim.x / group;
-  const int lane = threadIdx.x % group;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * groups_per_block + threadIdx.x / group;
-       row < rows; row += static_cast<int64_t>(gridDim.x) * groups_per_block) {
-    const T* x = logits + row * classes;
-    T* g = backprop + row * classes;
-    const int64_t label = static_cast<int64_t>(labels[row]);
-    T row_max, log_sum;
-    RowLogSumExp(x, classes, lane, group, warp_results, &row_max, &log_sum);
-    if (label < 0 || label >= classes) {
-      const T nan = ::cuda::std::numeric_limits<T>::quiet_NaN();
-      for (int64_t c = lane; c < classes; c += group) g[c] = nan;
-      if (lane == 0) loss[row] = nan;
-      continue;
-    }
-    for (int64_t c = lane; c < classes; c += group) {
-      g[c] = Exp(x[c] - row_max - log_sum) - (c == label ? T(1) : T(0));
-    }
-    if (lane == 0) loss[row] = log_sum - (x[label] - row_max);
-  }
-}
-
-// Threads per row of a softmax: a warp, or a block for long rows.
-int SoftmaxGroup(int64_t classes) { return classes <= 2 * kWarpRow ? kWarp : kThreadsPerBlock; }
-
-int64_t SoftmaxBlocks(int64_t rows, int group) { return CeilDiv(rows, kThreadsPerBlock / group); }
-
 }  // namespace
 
 int64_t ReduceScratchElements(const int64_t* dims, const bool* reduced, int n) {
@@ -485,26 +352,6 @@ cudaError_t LaunchArgReduce(bool max, const T* in, int64_t* out, int64_t outer, 
   return cudaGetLastError();
 }
 
-template <typename T>
-cudaError_t LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows,
-                              int64_t classes, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  const int group = SoftmaxGroup(classes);
-  SoftmaxXentKernel<<<Blocks(SoftmaxBlocks(rows, group)), kThreadsPerBlock, 0, stream>>>(
-      logits, labels, loss, backprop, rows, classes, group);
-  return cudaGetLastError();
-}
-
-template <typename T, typename L>
-cudaError_t LaunchSparseSoftmaxXent(const T* logits, const L* labels, T* loss, T* backprop,
-                                    int64_t rows, int64_t classes, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  const int group = SoftmaxGroup(classes);
-  SparseSoftmaxXentKernel<<<Blocks(SoftmaxBlocks(rows, group)), kThreadsPerBlock, 0, stream>>>(
-      logits, labels, loss, backprop, rows, classes, group);
-  return cudaGetLastError();
-}
-
 #define RILL_REDUCE_TYPE(T)                                                                      \
   template cudaError_t LaunchReduce<T>(ReduceOp, const T*, T*, const int64_t*, const bool*, int, \
                                        T*, cudaStream_t);                                        \
@@ -514,22 +361,5 @@ RILL_REDUCE_TYPE(float)
 RILL_REDUCE_TYPE(double)
 RILL_REDUCE_TYPE(int64_t)
 #undef RILL_REDUCE_TYPE
-
-template cudaError_t LaunchSoftmaxXent<float>(const float*, const float*, float*, float*, int64_t,
-                                              int64_t, cudaStream_t);
-template cudaError_t LaunchSoftmaxXent<double>(const double*, const double*, double*, double*,
-                                               int64_t, int64_t, cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<float, int32_t>(const float*, const int32_t*, float*,
-                                                             float*, int64_t, int64_t,
-                                                             cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<float, int64_t>(const float*, const int64_t*, float*,
-                                                             float*, int64_t, int64_t,
-                                                             cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<double, int32_t>(const double*, const int32_t*,
-                                                              double*, double*, int64_t, int64_t,
-                                                              cudaStream_t);
-template cudaError_t LaunchSparseSoftmaxXent<double, int64_t>(const double*, const int64_t*,
-                                                              double*, double*, int64_t, int64_t,
-                                                              cudaStream_t);
 
 }  // namespace rill::cuda

@@ -1,6 +1,6 @@
 // Launchers of the CUDA reductions: Sum, Mean, Prod, Max and Min over runs
-// of dimensions, ArgMax/ArgMin over one, and the softmax cross-entropy
-// losses. They queue work on `stream` and return the launch's error.
+// of dimensions, and ArgMax/ArgMin over one. They queue work on `stream`
+// and return the launch's error.
 // Instantiated for T in {float, double, int64_t}.
 #ifndef RILL_KERNELS_CUDA_REDUCTION_KERNELS_H_
 #define RILL_KERNELS_CUDA_REDUCTION_KERNELS_H_
@@ -31,21 +31,6 @@ cudaError_t LaunchReduce(ReduceOp op, const T* in, T* out, const int64_t* dims, 
 template <typename T>
 cudaError_t LaunchArgReduce(bool max, const T* in, int64_t* out, int64_t outer, int64_t size,
                             int64_t inner, cudaStream_t stream);
-
-// Per row of [rows, classes] logits: loss = sum_c labels * (log sum exp -
-// logits) and backprop = softmax(logits) - labels, with the row maximum
-// subtracted first so that exp cannot overflow.
-template <typename T>
-cudaError_t LaunchSoftmaxXent(const T* logits, const T* labels, T* loss, T* backprop, int64_t rows,
-                              int64_t classes, cudaStream_t stream);
-
-// The same with one class index per row (int32 or int64 labels, in device
-// memory). A label outside [0, classes) gives the row NaN, loss and
-// backprop alike, as TensorFlow's GPU kernel does: checking would need the
-// labels on the host, a wait for the stream.
-template <typename T, typename L>
-cudaError_t LaunchSparseSoftmaxXent(const T* logits, const L* labels, T* loss, T* backprop,
-                                    int64_t rows, int64_t classes, cudaStream_t stream);
 
 }  // namespace rill::cuda
 

@@ -1,6 +1,6 @@
 // GPU kernels for reductions over axes (Sum, Mean, Prod, Max, Min) and
 // ArgMax/ArgMin. The axes, output shape and folded runs are the CPU
-// kernels' (kernels/cpu/reduction_util.h); the device reduces the runs in
+// kernels' (kernels/common/reduction_util.h); the device reduces the runs in
 // reduction_kernels.cu.
 #include <cstdint>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/reduction_util.h"
+#include "kernels/common/reduction_util.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"
 #include "kernels/cuda/reduction_kernels.h"

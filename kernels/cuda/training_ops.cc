@@ -9,7 +9,7 @@
 
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/training_util.h"
+#include "kernels/common/training_util.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"
 #include "kernels/cuda/training_kernels.h"

@@ -1,7 +1,7 @@
 // GPU kernels that move elements around: Transpose, Tile, Slice,
 // StridedSlice, ConcatV2, Pack, Split, SplitV, Unpack, Gather, GatherV2 and
 // OneHot. Their checks and geometry are the CPU kernels'
-// (kernels/cpu/transform_util.h); every copy is one strided-copy launch
+// (kernels/common/transform_util.h); every copy is one strided-copy launch
 // (transform_kernels.cu), and pieces along dim 0 are views, as on the CPU.
 #include <cstdint>
 #include <memory>
@@ -13,7 +13,10 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/transform_util.h"
+#include "kernels/common/gather_geometry.h"
+#include "kernels/common/slice_geometry.h"
+#include "kernels/common/split_join.h"
+#include "kernels/common/transform_util.h"
 #include "kernels/cuda/gpu_kernel_util.h"
 #include "kernels/cuda/gpu_kernels.h"
 #include "kernels/cuda/transform_kernels.h"

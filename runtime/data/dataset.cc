@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
-#include "runtime/device.h"
+#include "runtime/device/device.h"
 
 namespace rill {
 namespace {

@@ -9,7 +9,7 @@
 #include "graph/graph_io.h"
 #include "graph/proto/event.pb.h"
 #include "graph/status_macros.h"
-#include "kernels/io/posix_file.h"
+#include "io/posix_file.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/meta_graph.h"
 

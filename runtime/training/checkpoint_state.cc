@@ -7,8 +7,8 @@
 #include "google/protobuf/text_format.h"
 #include "graph/status_macros.h"
 #include "graph/text_proto.h"
-#include "kernels/io/bundle_format.h"
-#include "kernels/io/posix_file.h"
+#include "io/bundle_format.h"
+#include "io/posix_file.h"
 
 namespace rill {
 namespace {

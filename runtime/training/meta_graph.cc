@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/text_proto.h"
-#include "kernels/io/posix_file.h"
+#include "io/posix_file.h"
 #include "ops/registry.h"
 
 namespace rill {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
-#include "kernels/io/bundle_format.h"
+#include "io/bundle_format.h"
 #include "runtime/training/checkpoint_state.h"
 
 namespace rill {

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
-#include "kernels/io/posix_file.h"
-#include "kernels/io/histogram.h"
+#include "io/histogram.h"
+#include "io/posix_file.h"
 
 namespace rill {
 namespace {

@@ -19,7 +19,7 @@
 #include "graph/proto/event.pb.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/proto/summary.pb.h"
-#include "kernels/io/record_writer.h"
+#include "io/record_writer.h"
 
 namespace rill {
 

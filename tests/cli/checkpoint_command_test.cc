@@ -9,7 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/io/bundle_writer.h"
+#include "io/bundle_writer.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -105,8 +105,9 @@ TEST_F(CheckpointCommand, ListsAPartitionedTensorOnceWithItsSlices) {
   ASSERT_OK(writer.status());
   ASSERT_OK((*writer)->AddSlice("embedding", full, TensorSlice::Parse("0,1:-").value(),
                                 Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))));
-  ASSERT_OK((*writer)->AddSlice("embedding", full, TensorSlice::Parse("1,3:-").value(),
-                                Tensor::FromVector<float>({3, 4, 5, 6, 7, 8}, TensorShape({3, 2}))));
+  ASSERT_OK(
+      (*writer)->AddSlice("embedding", full, TensorSlice::Parse("1,3:-").value(),
+                          Tensor::FromVector<float>({3, 4, 5, 6, 7, 8}, TensorShape({3, 2}))));
   ASSERT_OK((*writer)->Add("global_step", Tensor::Scalar<int64_t>(1000)));
   ASSERT_OK((*writer)->Finish());
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/npy.h"
 #include "cli/tensor_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/npy.h"
 #include "tests/test_util.h"
 
 namespace rill {

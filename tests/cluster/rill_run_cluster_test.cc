@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "cli/npy.h"
 #include "graph/tensor.h"
-#include "runtime/npy.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
 #include "transport/curve.h"

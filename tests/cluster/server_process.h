@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "runtime/cluster_spec.h"
+#include "runtime/distributed/cluster_spec.h"
 #include "tests/test_util.h"
 
 namespace rill::testing {

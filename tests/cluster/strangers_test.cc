@@ -22,7 +22,7 @@
 #include "absl/time/clock.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
-#include "runtime/remote_session.h"
+#include "runtime/distributed/remote_session.h"
 #include "runtime/session.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"

@@ -19,7 +19,7 @@
 #include "ops/uninitialized_variables.h"
 #include "placement/device_set.h"
 #include "placement/placer.h"
-#include "runtime/cluster_spec.h"
+#include "runtime/distributed/cluster_spec.h"
 #include "tests/test_util.h"
 
 namespace rill {

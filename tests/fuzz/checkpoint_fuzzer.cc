@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "graph/tensor_slice.h"
-#include "kernels/io/bundle_format.h"
-#include "kernels/io/bundle_reader.h"
-#include "kernels/io/posix_file.h"
-#include "kernels/io/table.h"
+#include "io/bundle_format.h"
+#include "io/bundle_reader.h"
+#include "io/posix_file.h"
+#include "io/table.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace rill::fuzz {

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "runtime/cluster_spec.h"
+#include "runtime/distributed/cluster_spec.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace rill::fuzz {

@@ -15,22 +15,22 @@
 #include <utility>
 #include <vector>
 
+#include "cli/npy.h"
 #include "graph/graph.h"
 #include "graph/graph_io.h"
 #include "graph/proto/event.pb.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_slice.h"
-#include "kernels/io/bundle_format.h"
-#include "kernels/io/bundle_writer.h"
-#include "kernels/io/record_writer.h"
-#include "kernels/io/table.h"
+#include "io/bundle_format.h"
+#include "io/bundle_writer.h"
+#include "io/record_writer.h"
+#include "io/table.h"
 #include "ops/ops.h"
 #include "ops/registry.h"
 #include "ops/variable.h"
 #include "placement/device_set.h"
-#include "runtime/npy.h"
-#include "runtime/partition_step.h"
-#include "runtime/run_signature.h"
+#include "runtime/session/partition_plan.h"
+#include "runtime/session/run_signature.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/runtime/bad_input_graphs.h"
 #include "transport/proto/cluster_rpc.pb.h"
@@ -163,19 +163,19 @@ absl::StatusOr<RegisterGraphRequest> Registration(const SeedGraph& seed) {
   const std::string task = "/job:worker/replica:0/task:0";
   ASSIGN_OR_RETURN(const DeviceSet devices,
                    DeviceSet::Create({task + "/device:CPU:0", task + "/device:CPU:1"}));
-  PartitionStepParams params;
+  PartitionPlanParams params;
   params.graph = graph.get();
   ASSIGN_OR_RETURN(params.nodes, Prune(*graph, sig));
   params.feeds = sig.feeds;
   params.fetches = sig.fetches;
   params.device_set = &devices;
   params.placer.default_device = task + "/device:CPU:0";
-  ASSIGN_OR_RETURN(PartitionedStep step, PartitionStep(params));
+  ASSIGN_OR_RETURN(PartitionPlan plan, MakePartitionPlan(params));
   RegisterGraphRequest request;
-  for (auto& [device, partition] : step.partitions) {
+  for (auto& [device, partition] : plan.partitions) {
     (*request.mutable_partitions())[device] = partition;
-    for (const std::string& feed : step.io[device].feed_nodes) request.add_feeds(feed);
-    for (const std::string& fetch : step.io[device].fetch_names) request.add_fetches(fetch);
+    for (const std::string& feed : plan.io[device].feed_nodes) request.add_feeds(feed);
+    for (const std::string& fetch : plan.io[device].fetch_names) request.add_fetches(fetch);
   }
   return request;
 }

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/channel_cache.h"
-#include "runtime/master_service.h"
-#include "runtime/worker.h"
+#include "runtime/distributed/channel_cache.h"
+#include "runtime/distributed/master_service.h"
+#include "runtime/session/worker.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/service_calls.h"
 #include "transport/proto/cluster_rpc.pb.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/npy.h"
+#include "cli/npy.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/cluster_spec.h"
+#include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/tf_config.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

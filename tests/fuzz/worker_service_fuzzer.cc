@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/worker.h"
-#include "runtime/worker_service.h"
+#include "runtime/distributed/worker_service.h"
+#include "runtime/session/worker.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/service_calls.h"
 #include "transport/proto/cluster_rpc.pb.h"

@@ -7,10 +7,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/cancellation.h"
 #include "kernels/cpu/conditional_accumulator.h"
 #include "kernels/cpu/worker_clocks.h"
-#include "kernels/resource_mgr.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/resource_mgr.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 
@@ -535,8 +535,8 @@ TEST(WorkerClocks, RejectsAWorkerOutOfRange) {
   for (int32_t worker : {2, -1}) {
     EXPECT_THAT(clocks.Tick(worker), StatusIs(absl::StatusCode::kInvalidArgument,
                                               AllOf(HasSubstr("clocks"), HasSubstr("worker"))));
-    EXPECT_THAT(clocks.Retire(worker), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("not one of them")));
+    EXPECT_THAT(clocks.Retire(worker),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not one of them")));
   }
 }
 

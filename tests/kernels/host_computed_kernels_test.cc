@@ -8,8 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/framework/resource_mgr.h"
 #include "kernels/registry.h"
-#include "kernels/resource_mgr.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 

@@ -9,8 +9,8 @@
 #include "absl/time/time.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
-#include "kernels/cpu_threads.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/cpu_threads.h"
+#include "kernels/framework/op_kernel.h"
 #include "kernels/registry.h"
 #include "ops/registry.h"
 

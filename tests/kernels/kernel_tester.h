@@ -14,10 +14,10 @@
 #include "gmock/gmock.h"
 #include "graph/node_def_util.h"
 #include "graph/tensor.h"
-#include "kernels/cancellation.h"
-#include "kernels/op_kernel.h"
-#include "kernels/rendezvous.h"
-#include "kernels/resource_mgr.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/op_kernel.h"
+#include "kernels/framework/rendezvous.h"
+#include "kernels/framework/resource_mgr.h"
 
 namespace rill::testing {
 

@@ -10,9 +10,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/cancellation.h"
 #include "kernels/cpu/fifo_queue.h"
-#include "kernels/resource_mgr.h"
+#include "kernels/framework/cancellation.h"
+#include "kernels/framework/resource_mgr.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 

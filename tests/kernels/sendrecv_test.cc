@@ -12,8 +12,8 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/device_context.h"
-#include "kernels/rendezvous.h"
+#include "kernels/framework/device_context.h"
+#include "kernels/framework/rendezvous.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 

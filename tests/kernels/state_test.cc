@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/resource_mgr.h"
+#include "kernels/framework/resource_mgr.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 
@@ -14,13 +14,13 @@ namespace rill {
 namespace {
 
 using ::rill::testing::KernelTester;
-using ::rill::testing::ValueOf;
-using ::rill::testing::VarHolding;
 using ::rill::testing::MakeTensor;
 using ::rill::testing::RandomTensor;
 using ::rill::testing::StatusIs;
 using ::rill::testing::TensorEq;
 using ::rill::testing::TensorNear;
+using ::rill::testing::ValueOf;
+using ::rill::testing::VarHolding;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "graph/proto/summary.pb.h"
 #include "gtest/gtest.h"
-#include "kernels/io/histogram.h"
+#include "io/histogram.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 

@@ -10,7 +10,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"
-#include "kernels/rendezvous.h"
+#include "kernels/framework/rendezvous.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"
 

@@ -7,7 +7,7 @@
 
 #include "graph/graph_io.h"
 #include "graph/node_def_util.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 #include "ops/registry.h"
 #include "placement/colocation.h"
 #include "tests/test_util.h"

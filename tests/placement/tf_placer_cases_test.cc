@@ -18,7 +18,7 @@
 #include "graph/op_def_builder.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 #include "placement/device_set.h"
 #include "placement/placer.h"
 #include "tests/test_util.h"

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
-#include "runtime/device_query.h"
+#include "runtime/device/device_query.h"
 #include "runtime/session.h"
 #include "runtime/training/optimizer.h"
 #include "tests/test_util.h"

@@ -13,7 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "graph/tensor.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 #include "kernels/registry.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
@@ -192,7 +192,8 @@ TEST(MultiDeviceSession, ConcurrentStepsKeepTheirTensorsApart) {
   std::vector<std::vector<Tensor>> inputs;
   std::vector<std::vector<float>> expected;
   for (int t = 0; t < 4; ++t) {
-    inputs.push_back({RandomTensor(TensorShape({8, 8}), 2 * t), RandomTensor(TensorShape({8, 8}), 2 * t + 1)});
+    inputs.push_back(
+        {RandomTensor(TensorShape({8, 8}), 2 * t), RandomTensor(TensorShape({8, 8}), 2 * t + 1)});
     ASSERT_OK_AND_ASSIGN(auto out, one->Run({{"a", inputs[t][0]}, {"b", inputs[t][1]}}, {"sum"}));
     expected.push_back(Values<float>(out[0]));
   }

@@ -16,11 +16,11 @@
 #include "gmock/gmock.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 #include "kernels/registry.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
 #include "tests/runtime/test_kernels.h"
 #include "tests/test_util.h"
@@ -225,7 +225,8 @@ TEST_P(SessionModes, CloseCancelsTheStepsThatRun) {
   EXPECT_EQ(blocked.running, 0);
   EXPECT_THAT(blocked.cancelled_with,
               ElementsAre(absl::StatusCode::kCancelled, absl::StatusCode::kCancelled));
-  EXPECT_THAT(session->Run({}, {"sum"}).status(), StatusIs(absl::StatusCode::kCancelled, HasSubstr("closed")));
+  EXPECT_THAT(session->Run({}, {"sum"}).status(),
+              StatusIs(absl::StatusCode::kCancelled, HasSubstr("closed")));
 }
 
 TEST_P(SessionModes, StepStatsComeFromEveryTaskAndDevice) {

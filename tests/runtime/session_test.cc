@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_split.h"
 #include "graph/tensor.h"
-#include "kernels/kernel_registry.h"
+#include "kernels/framework/kernel_registry.h"
 #include "kernels/registry.h"
 #include "ops/ops.h"
-#include "runtime/device.h"
+#include "runtime/device/device.h"
 #include "tests/runtime/test_kernels.h"
 #include "tests/test_util.h"
 

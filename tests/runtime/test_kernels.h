@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "graph/tensor.h"
-#include "kernels/op_kernel.h"
+#include "kernels/framework/op_kernel.h"
 #include "ops/ops.h"
 #include "tests/test_util.h"
 

@@ -4,9 +4,9 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "kernels/cpu_threads.h"
-#include "runtime/device_query.h"
-#include "runtime/gpu_devices.h"
+#include "kernels/framework/cpu_threads.h"
+#include "runtime/device/device_query.h"
+#include "runtime/device/gpu_devices.h"
 #include "tests/kernels/kernel_tester.h"
 #include "tests/test_util.h"
 

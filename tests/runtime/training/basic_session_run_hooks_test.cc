@@ -20,7 +20,7 @@
 #include "graph/proto/event.pb.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"
-#include "kernels/io/record_reader.h"
+#include "io/record_reader.h"
 #include "ops/ops.h"
 #include "runtime/session.h"
 #include "runtime/training/checkpoint_state.h"

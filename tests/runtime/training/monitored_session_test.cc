@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/uninitialized_variables.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/global_step.h"
 #include "tests/test_util.h"

@@ -17,7 +17,7 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
 #include "runtime/training/gradient_compression.h"
 #include "tests/test_util.h"

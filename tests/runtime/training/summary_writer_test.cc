@@ -17,8 +17,8 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/io/histogram.h"
-#include "kernels/io/record_reader.h"
+#include "io/histogram.h"
+#include "io/record_reader.h"
 #include "tests/test_util.h"
 
 namespace rill {

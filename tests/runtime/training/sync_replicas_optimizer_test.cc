@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "placement/replica_device_setter.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
 #include "runtime/training/global_step.h"
 #include "tests/test_util.h"

@@ -19,7 +19,7 @@
 #include "ops/ops.h"
 #include "ops/uninitialized_variables.h"
 #include "ops/variable.h"
-#include "runtime/server.h"
+#include "runtime/distributed/server.h"
 #include "runtime/training/monitored_session.h"
 #include "runtime/training/optimizer.h"
 #include "runtime/training/sync_replicas_optimizer.h"
@@ -62,11 +62,10 @@ absl::StatusOr<Worker> MakeWorker(int id, int num_workers, int replicas_to_aggre
   options.replicas_to_aggregate = replicas_to_aggregate;
   options.total_num_replicas = num_workers;
   out.sync = std::make_unique<SyncReplicasOptimizer>(out.sgd.get(), options);
-  ASSIGN_OR_RETURN(const Operation train_op,
-                   out.sync->ApplyGradients(worker,
-                                            {{grads_0, var_0}, {grads_1, var_1},
-                                             {grads_sparse, var_sparse}},
-                                            global_step));
+  ASSIGN_OR_RETURN(
+      const Operation train_op,
+      out.sync->ApplyGradients(
+          worker, {{grads_0, var_0}, {grads_1, var_1}, {grads_sparse, var_sparse}}, global_step));
   out.train_op = train_op.node()->name();
   ASSIGN_OR_RETURN(std::unique_ptr<SessionRunHook> hook,
                    out.sync->MakeSessionRunHook(is_chief, /*num_tokens=*/num_workers));
@@ -105,8 +104,8 @@ class TfSyncReplicas : public ::testing::Test {
   void StartWorkers(int num_workers, int replicas_to_aggregate) {
     ServerOptions options;
     options.log = QuietLog();
-    ASSERT_OK_AND_ASSIGN(servers_, Server::CreateLocalCluster(
-                                       {{"worker", num_workers}, {"ps", 2}}, options));
+    ASSERT_OK_AND_ASSIGN(servers_,
+                         Server::CreateLocalCluster({{"worker", num_workers}, {"ps", 2}}, options));
     for (int id = 0; id < num_workers; ++id) {
       ASSERT_OK_AND_ASSIGN(Worker worker, MakeWorker(id, num_workers, replicas_to_aggregate,
                                                      servers_[id]->target()));

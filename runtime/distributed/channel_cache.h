@@ -1,0 +1,42 @@
+// ChannelCache: one RPC client per peer task of a cluster, made on first
+// use and shared by everything on this task that calls that peer (the
+// master's RunGraph calls, the worker's tensor pushes).
+#ifndef RILL_RUNTIME_DISTRIBUTED_CHANNEL_CACHE_H_
+#define RILL_RUNTIME_DISTRIBUTED_CHANNEL_CACHE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/distributed/cluster_spec.h"
+#include "transport/rpc.h"
+
+namespace rill {
+
+// Thread safety: all methods may be called concurrently.
+class ChannelCache {
+ public:
+  // Every client is made with `options` (CURVE keys, shared memory) and
+  // the task's address.
+  explicit ChannelCache(ClusterSpec cluster, RpcClientOptions options = {})
+      : cluster_(std::move(cluster)), options_(std::move(options)) {}
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  // The client of `task` ("/job:J/replica:0/task:T"); it lives as long as
+  // the cache. Its callbacks run on its I/O thread, so they must be quick.
+  // Errors: a task outside the cluster.
+  absl::StatusOr<RpcClient*> Get(const std::string& task);
+
+ private:
+  const ClusterSpec cluster_;
+  const RpcClientOptions options_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<RpcClient>> clients_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_DISTRIBUTED_CHANNEL_CACHE_H_

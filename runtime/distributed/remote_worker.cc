@@ -1,0 +1,95 @@
+#include "runtime/distributed/remote_worker.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "runtime/distributed/rpc_body.h"
+
+namespace rill {
+namespace {
+
+// Registration and tear-down are quick; a worker that takes longer is
+// treated as gone.
+constexpr absl::Duration kControlTimeout = absl::Seconds(30);
+
+}  // namespace
+
+absl::Status RemoteWorker::Annotate(absl::Status status) const {
+  if (status.code() != absl::StatusCode::kUnavailable &&
+      status.code() != absl::StatusCode::kDeadlineExceeded) {
+    return status;
+  }
+  return absl::Status(status.code(), absl::StrFormat("%s: %s", task_, status.message()));
+}
+
+void RemoteWorker::ListDevices(absl::Time deadline,
+                               std::function<void(absl::StatusOr<std::vector<std::string>>)> done) {
+  client_->Call(
+      "GetStatus", RpcMessage(), deadline,
+      [this, done = std::move(done)](absl::Status status, RpcMessage reply) {
+        if (!status.ok()) return done(Annotate(std::move(status)));
+        absl::StatusOr<GetStatusReply> parsed = ParseReply<GetStatusReply>(reply, task_);
+        if (!parsed.ok()) return done(parsed.status());
+        done(std::vector<std::string>(parsed->devices().begin(), parsed->devices().end()));
+      });
+}
+
+void RemoteWorker::RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
+                                 std::function<void(absl::StatusOr<GraphRegistration>)> done) {
+  client_->Call("RegisterGraph", Request(request), deadline,
+                [this, done = std::move(done)](absl::Status status, RpcMessage reply) {
+                  if (!status.ok()) return done(Annotate(std::move(status)));
+                  absl::StatusOr<RegisterGraphReply> parsed =
+                      ParseReply<RegisterGraphReply>(reply, task_);
+                  if (!parsed.ok()) return done(parsed.status());
+                  GraphRegistration registration{parsed->graph_handle()};
+                  if (parsed->idle_timeout_ms() > 0) {
+                    registration.idle_timeout = absl::Milliseconds(parsed->idle_timeout_ms());
+                  }
+                  done(std::move(registration));
+                });
+}
+
+void RemoteWorker::DeregisterGraph(const std::string& graph_handle) {
+  DeregisterGraphRequest request;
+  request.add_graph_handles(graph_handle);
+  client_->Call("DeregisterGraph", Request(request), absl::Now() + kControlTimeout,
+                [](absl::Status, RpcMessage) {});
+}
+
+void RemoteWorker::AbortStep(uint64_t step_id, const absl::Status& status) {
+  AbortStepRequest abort;
+  abort.set_step_id(step_id);
+  abort.set_status_code(static_cast<int>(status.code()));
+  abort.set_status_message(std::string(status.message()));
+  client_->Call("AbortStep", Request(abort), absl::Now() + kControlTimeout,
+                [](absl::Status, RpcMessage) {});
+}
+
+void RemoteWorker::RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done) {
+  StepCancellation::Token token = 0;
+  const uint64_t step_id = call->step_id;
+  if (!call->cancellation.RegisterCallback(
+          [this, step_id](const absl::Status& status) { AbortStep(step_id, status); }, &token)) {
+    return done(call->cancellation.status());
+  }
+  RunGraphRequest request;
+  request.set_graph_handle(std::string(call->graph_handle));
+  request.set_step_id(step_id);
+  request.set_trace(call->trace);
+  RpcMessage message{request.SerializeAsString(), call->feeds};
+  // The caller enforces the step's deadline (it cancels the call);
+  // heartbeats notice a task that stops answering.
+  client_->Call("RunGraph", std::move(message), absl::InfiniteFuture(),
+                [this, call, token, done = std::move(done)](absl::Status status, RpcMessage reply) {
+                  call->cancellation.DeregisterCallback(token);
+                  if (!status.ok()) return done(Annotate(std::move(status)));
+                  absl::StatusOr<RunGraphReply> parsed = ParseReply<RunGraphReply>(reply, task_);
+                  if (!parsed.ok()) return done(parsed.status());
+                  call->fetched = std::move(reply.tensors);
+                  AppendStepStats(parsed->step_stats(), &call->stats);
+                  done(absl::OkStatus());
+                });
+}
+
+}  // namespace rill

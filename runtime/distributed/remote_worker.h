@@ -1,0 +1,39 @@
+// RemoteWorker: another task's worker, reached over RPC. Cancelling a
+// RunGraph call sends that task an AbortStep for the call's step.
+#ifndef RILL_RUNTIME_DISTRIBUTED_REMOTE_WORKER_H_
+#define RILL_RUNTIME_DISTRIBUTED_REMOTE_WORKER_H_
+
+#include <string>
+
+#include "runtime/session/worker_interface.h"
+#include "transport/rpc.h"
+
+namespace rill {
+
+// Thread safety: all methods may be called concurrently.
+class RemoteWorker final : public WorkerInterface {
+ public:
+  // `client` talks to `task` ("/job:J/replica:0/task:T") and must outlive
+  // this; its callbacks must run on its I/O thread (inline_callbacks).
+  RemoteWorker(std::string task, RpcClient* client) : task_(std::move(task)), client_(client) {}
+
+  bool in_process() const override { return false; }
+  void ListDevices(absl::Time deadline,
+                   std::function<void(absl::StatusOr<std::vector<std::string>>)> done) override;
+  void RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
+                     std::function<void(absl::StatusOr<GraphRegistration>)> done) override;
+  void DeregisterGraph(const std::string& graph_handle) override;
+  void RunGraph(RunGraphCall* call, std::function<void(absl::Status)> done) override;
+
+ private:
+  // The transport's failures name an address; this says which task.
+  absl::Status Annotate(absl::Status status) const;
+  void AbortStep(uint64_t step_id, const absl::Status& status);
+
+  const std::string task_;
+  RpcClient* const client_;
+};
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_DISTRIBUTED_REMOTE_WORKER_H_

@@ -1,0 +1,160 @@
+#include "runtime/distributed/worker_service.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "runtime/distributed/rpc_body.h"
+#include "runtime/exec/continuations.h"
+#include "transport/proto/cluster_rpc.pb.h"
+
+namespace rill {
+
+PushTensorFn PushOverRpc(ChannelCache* channels) {
+  return [channels](const std::string& dst_task, uint64_t step_id, std::string key, Tensor value,
+                    std::function<void(absl::Status)> done) {
+    absl::StatusOr<RpcClient*> peer = channels->Get(dst_task);
+    if (!peer.ok()) return done(peer.status());
+    PushTensorRequest request;
+    request.set_step_id(step_id);
+    request.set_key(std::move(key));
+    (*peer)->Call("PushTensor", RpcMessage{request.SerializeAsString(), {std::move(value)}},
+                  absl::InfiniteFuture(),
+                  [done = std::move(done)](absl::Status status, RpcMessage) { done(status); });
+  };
+}
+
+std::vector<RpcMethod> WorkerService::Methods() {
+  // Only RegisterGraph blocks (it imports a graph and builds its
+  // kernels); the rest start work or answer at once, on the socket thread.
+  return {
+      {"GetStatus", Bind(this, &WorkerService::GetStatus), true},
+      {"RegisterGraph", Bind(this, &WorkerService::RegisterGraph), false},
+      {"RunGraph", Bind(this, &WorkerService::RunGraph), true},
+      {"DeregisterGraph", Bind(this, &WorkerService::DeregisterGraph), true},
+      {"PushTensor", Bind(this, &WorkerService::PushTensor), true},
+      {"AbortStep", Bind(this, &WorkerService::AbortStep), true},
+  };
+}
+
+void WorkerService::GetStatus(RpcMessage, RpcDone done) {
+  GetStatusReply reply;
+  for (const std::string& device : worker_->device_names()) reply.add_devices(device);
+  done(absl::OkStatus(), Reply(reply));
+}
+
+void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
+  absl::StatusOr<RegisterGraphRequest> parsed =
+      ParseBody<RegisterGraphRequest>(request, "RegisterGraph");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  worker_->RegisterGraph(*parsed, absl::InfiniteFuture(),
+                         [done = std::move(done)](absl::StatusOr<GraphRegistration> registered) {
+                           if (!registered.ok()) return done(registered.status(), {});
+                           RegisterGraphReply reply;
+                           reply.set_graph_handle(std::move(registered->handle));
+                           if (registered->idle_timeout != absl::InfiniteDuration()) {
+                             reply.set_idle_timeout_ms(std::max<int64_t>(
+                                 1, absl::ToInt64Milliseconds(registered->idle_timeout)));
+                           }
+                           done(absl::OkStatus(), Reply(reply));
+                         });
+}
+
+struct WorkerService::Run {
+  RunGraphRequest request;
+  RunGraphCall call;
+  RpcDone done;
+};
+
+WorkerService::~WorkerService() { CancelRunning(absl::CancelledError("the server is stopping")); }
+
+int WorkerService::CancelRunning(const absl::Status& status) {
+  std::vector<std::shared_ptr<Run>> running;
+  {
+    absl::MutexLock lock(&mu_);
+    running.assign(running_.begin(), running_.end());
+  }
+  // Outside mu_: a cancelled step may finish on this thread.
+  for (const std::shared_ptr<Run>& run : running) run->call.cancellation.Cancel(status);
+  const int cancelled = static_cast<int>(running.size());
+  running.clear();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](absl::flat_hash_set<std::shared_ptr<Run>>* runs) { return runs->empty(); }, &running_));
+  return cancelled;
+}
+
+void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
+  absl::StatusOr<RunGraphRequest> parsed = ParseBody<RunGraphRequest>(request, "RunGraph");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  auto run = std::make_shared<Run>();
+  run->request = *std::move(parsed);
+  run->done = std::move(done);
+  RunGraphCall& call = run->call;
+  call.graph_handle = run->request.graph_handle();
+  call.step_id = run->request.step_id();
+  call.trace = run->request.trace();
+  call.feeds = std::move(request.tensors);
+  // On the transport's socket thread: quick nodes run right here, which
+  // saves a small step two thread wakes.
+  call.start = StepStart::kQuickHere;
+  call.abortable_by_step_id = true;
+  {
+    absl::MutexLock lock(&mu_);
+    running_.insert(run);
+  }
+  worker_->RunGraph(&call, [this, run](absl::Status status) {
+    RpcMessage reply;
+    if (status.ok()) {
+      RunGraphReply body;
+      AppendStepStats(run->call.stats, body.mutable_step_stats());
+      reply = Reply(body);
+      reply.tensors = std::move(run->call.fetched);
+    }
+    RpcDone done = std::move(run->done);
+    {
+      absl::MutexLock lock(&mu_);
+      running_.erase(run);
+    }
+    done(std::move(status), std::move(reply));
+  });
+}
+
+void WorkerService::DeregisterGraph(RpcMessage request, RpcDone done) {
+  absl::StatusOr<DeregisterGraphRequest> parsed =
+      ParseBody<DeregisterGraphRequest>(request, "DeregisterGraph");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  for (const std::string& handle : parsed->graph_handles()) worker_->DeregisterGraph(handle);
+  done(absl::OkStatus(), {});
+}
+
+void WorkerService::PushTensor(RpcMessage request, RpcDone done) {
+  absl::StatusOr<PushTensorRequest> parsed = ParseBody<PushTensorRequest>(request, "PushTensor");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  if (request.tensors.size() != 1) {
+    return done(
+        absl::InvalidArgumentError(absl::StrFormat("PushTensor: %d tensors under '%s', expected 1",
+                                                   request.tensors.size(), parsed->key())),
+        {});
+  }
+  absl::Status delivered;
+  {
+    // The receiver's quick nodes run here, on the socket thread.
+    QuickContinuationsHere quick;
+    delivered = worker_->Deliver(parsed->step_id(), parsed->key(), request.tensors[0]);
+  }
+  done(std::move(delivered), {});
+}
+
+void WorkerService::AbortStep(RpcMessage request, RpcDone done) {
+  absl::StatusOr<AbortStepRequest> parsed = ParseBody<AbortStepRequest>(request, "AbortStep");
+  if (!parsed.ok()) return done(parsed.status(), {});
+  absl::Status status(static_cast<absl::StatusCode>(parsed->status_code()),
+                      parsed->status_message());
+  if (status.ok()) status = absl::AbortedError("the step was aborted");
+  worker_->AbortStep(parsed->step_id(), status);
+  done(absl::OkStatus(), {});
+}
+
+}  // namespace rill

@@ -1,0 +1,60 @@
+// WorkerService: a task's worker as RPC methods, for masters and other
+// workers on the network: requests are parsed, handed to the Worker, and
+// its answers serialized.
+#ifndef RILL_RUNTIME_DISTRIBUTED_WORKER_SERVICE_H_
+#define RILL_RUNTIME_DISTRIBUTED_WORKER_SERVICE_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "runtime/distributed/channel_cache.h"
+#include "runtime/exec/remote_rendezvous.h"
+#include "runtime/session/worker.h"
+#include "transport/rpc.h"
+
+namespace rill {
+
+// How a worker pushes tensors to the other tasks: their PushTensor
+// method, through `channels` (which must outlive every step).
+PushTensorFn PushOverRpc(ChannelCache* channels);
+
+// Thread safety: the methods' handlers may run concurrently.
+class WorkerService {
+ public:
+  // `worker` must outlive the service.
+  explicit WorkerService(Worker* worker) : worker_(worker) {}
+  // CancelRunning, with CANCELLED.
+  ~WorkerService();
+
+  // Cancels the steps that RunGraph calls still run, and waits for them
+  // to end; returns how many. A step may wait for a peer that will never
+  // push (its master died mid-step); cancelled, it ends and frees what it
+  // holds. For a server that stops: its transport must have stopped.
+  int CancelRunning(const absl::Status& status);
+
+  // GetStatus, RegisterGraph, RunGraph, DeregisterGraph, PushTensor,
+  // AbortStep (cluster_rpc.proto). Each calls `done` once; malformed
+  // requests get INVALID_ARGUMENT.
+  std::vector<RpcMethod> Methods();
+
+ private:
+  void GetStatus(RpcMessage request, RpcDone done);
+  void RegisterGraph(RpcMessage request, RpcDone done);
+  void RunGraph(RpcMessage request, RpcDone done);
+  void DeregisterGraph(RpcMessage request, RpcDone done);
+  void PushTensor(RpcMessage request, RpcDone done);
+  void AbortStep(RpcMessage request, RpcDone done);
+
+  struct Run;
+
+  Worker* const worker_;
+  absl::Mutex mu_;
+  absl::flat_hash_set<std::shared_ptr<Run>> running_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rill
+
+#endif  // RILL_RUNTIME_DISTRIBUTED_WORKER_SERVICE_H_
