@@ -75,8 +75,8 @@ absl::Status Executor::Build(const Params& params) {
         registry.CreateKernel(*item.def, node->op_def(), node->signature(), device_->device_type());
     if (!kernel.ok()) {
       return absl::Status(kernel.status().code(),
-                          absl::StrFormat("node '%s' (%s): %s", node->name(), node->op(),
-                                          kernel.status().message()));
+                          absl::StrFormat("node '%s' (%s) on %s: %s", node->name(), node->op(),
+                                          device_->name(), kernel.status().message()));
     }
     item.kernel = *std::move(kernel);
     item.async = item.kernel->AsAsync();

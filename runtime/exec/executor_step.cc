@@ -15,9 +15,10 @@ namespace {
 using executor_internal::Clear;
 using executor_internal::NowMicros;
 
-absl::Status WithNode(const OpKernel& kernel, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrFormat("node '%s' (%s): %s", kernel.name(),
-                                                     kernel.op(), status.message()));
+// "node 'NAME' (OP) on DEVICE: message", as STYLE.md's errors read.
+absl::Status WithNode(const OpKernel& kernel, const Device& device, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrFormat("node '%s' (%s) on %s: %s", kernel.name(),
+                                                     kernel.op(), device.name(), status.message()));
 }
 
 }  // namespace
@@ -97,7 +98,7 @@ Executor::PartitionRun* Executor::StartStep(const Args& args, std::vector<Tensor
 }
 
 void Executor::Fail(PartitionRun* step, const NodeItem& item, const absl::Status& status) const {
-  Abort(step, WithNode(*item.kernel, status));
+  Abort(step, WithNode(*item.kernel, *device_, status));
 }
 
 void Executor::FailUninitialized(PartitionRun* step, const NodeItem& item,

@@ -122,7 +122,10 @@ TEST(Session, KernelErrorNamesNodeAndKeepsCode) {
   EXPECT_THAT(
       session->Run({{"a", Tensor(DT_FLOAT, {2, 3})}, {"b", Tensor(DT_FLOAT, {2, 3})}},
                    {"dense/MatMul"}),
-      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'dense/MatMul' (MatMul): ")));
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr(
+              "node 'dense/MatMul' (MatMul) on /job:localhost/replica:0/task:0/device:CPU:0: ")));
 }
 
 TEST(Session, FetchOfUnknownNodeIsNotFound) {
@@ -253,8 +256,11 @@ TEST(Session, RunsOnlyWhatFetchesNeed) {
   const Tensor feed = Tensor::FromVector<float>({1, 2, 3}, {3});
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({{"x", feed}}, {"good"}));
   EXPECT_THAT(Values<float>(out[0]), ElementsAre(2, 4, 6));
-  EXPECT_THAT(session->Run({{"x", feed}}, {"good", "bad"}),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'bad' (Reshape): ")));
+  EXPECT_THAT(
+      session->Run({{"x", feed}}, {"good", "bad"}),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr("node 'bad' (Reshape) on /job:localhost/replica:0/task:0/device:CPU:0: ")));
 }
 
 TEST(Session, FeedingAnIntermediateTensorReplacesItsProducer) {
@@ -300,7 +306,9 @@ TEST(Session, FirstErrorCancelsTheStep) {
   auto session = MakeSession(root, options);
   neg_runs = 0;
   EXPECT_THAT(session->Run({}, {"end"}, {"boom"}),
-              StatusIs(absl::StatusCode::kDataLoss, "node 'boom' (NoOp): the disk is on fire"));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "node 'boom' (NoOp) on /job:localhost/replica:0/task:0/device:CPU:0: the "
+                       "disk is on fire"));
   EXPECT_LT(neg_runs.load(), 200);
 }
 

@@ -272,8 +272,10 @@ TEST_F(ExecutorTest, MissingKernelIsNotFoundNamingTheNode) {
   params.graph = root_.graph();
   params.device = &device_;
   params.registry = &empty;
-  EXPECT_THAT(Executor::Create(params),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("node 'c' (Const): ")));
+  EXPECT_THAT(
+      Executor::Create(params),
+      StatusIs(absl::StatusCode::kNotFound,
+               HasSubstr("node 'c' (Const) on /job:localhost/replica:0/task:0/device:CPU:0: ")));
 }
 
 TEST_F(ExecutorTest, KernelErrorNamesTheNodeAndKeepsItsCode) {
@@ -284,8 +286,10 @@ TEST_F(ExecutorTest, KernelErrorNamesTheNodeAndKeepsItsCode) {
   Executor::Args args;
   args.feeds = absl::MakeConstSpan(&feed, 1);
   std::vector<Tensor> fetched;
-  EXPECT_THAT(executor->Run(args, &fetched),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'r' (Reshape): ")));
+  EXPECT_THAT(
+      executor->Run(args, &fetched),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("node 'r' (Reshape) on /job:localhost/replica:0/task:0/device:CPU:0: ")));
   EXPECT_TRUE(fetched.empty());
   // The step's state is clean for the next one.
   const Tensor good = Tensor::FromVector<float>({1, 2, 3, 4}, {4});
@@ -302,7 +306,9 @@ TEST_F(ExecutorTest, FirstErrorKeepsReadyNodesFromStarting) {
   ResetNegOrder();
   std::vector<Tensor> fetched;
   EXPECT_THAT(executor->Run(Executor::Args(), &fetched),
-              StatusIs(absl::StatusCode::kDataLoss, "node 'boom' (NoOp): the disk is on fire"));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "node 'boom' (NoOp) on /job:localhost/replica:0/task:0/device:CPU:0: the "
+                       "disk is on fire"));
   EXPECT_LT(NegOrder().size(), 100u);
 }
 
@@ -927,8 +933,12 @@ TEST_F(ExecutorTest, AFailingSenderAbortsTheWaitingReceiver) {
   ASSERT_OK_AND_ASSIGN(const CutStep step,
                        RunCutGraph(MakeCutGraph(/*fail_sender=*/true), &device_, pool_.get()));
   EXPECT_THAT(step.sender, StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'boom'")));
-  EXPECT_THAT(step.receiver,
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("node 'c/_1' (_Recv): node 'boom'")));
+  EXPECT_THAT(
+      step.receiver,
+      StatusIs(
+          absl::StatusCode::kDataLoss,
+          HasSubstr(
+              "node 'c/_1' (_Recv) on /job:localhost/replica:0/task:0/device:CPU:0: node 'boom'")));
 }
 
 TEST_F(ExecutorTest, SendWithoutARendezvousFails) {
@@ -940,9 +950,11 @@ TEST_F(ExecutorTest, SendWithoutARendezvousFails) {
   params.inter_op_pool = pool_.get();
   ASSERT_OK_AND_ASSIGN(auto sender, Executor::Create(params));
   std::vector<Tensor> nothing;
-  EXPECT_THAT(sender->Run(Executor::Args(), &nothing),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("node 'c/_0' (_Send): _Send needs a rendezvous")));
+  EXPECT_THAT(
+      sender->Run(Executor::Args(), &nothing),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               HasSubstr("node 'c/_0' (_Send) on /job:localhost/replica:0/task:0/device:CPU:0: "
+                         "_Send needs a rendezvous")));
 }
 
 TEST_F(ExecutorTest, CollectsStatsPerNode) {
