@@ -84,13 +84,14 @@ absl::Status Run() {
 
   ServerOptions server;
   server.device_count = {{"CPU", 2}};
-  server.log = std::tmpfile();  // Start-up lines would drown the output.
+  server.log = LogSink::Discard();  // Start-up lines would drown the output.
   ASSIGN_OR_RETURN(auto cluster, Server::CreateLocalCluster({{"worker", 2}, {"ps", 1}}, server));
   SessionOptions remote;
   remote.target = cluster[0]->target();  // Worker 0's master.
   remote.log_device_placement = true;
   std::FILE* placement = std::tmpfile();
-  remote.placement_log = placement;
+  FileLogSink placement_sink(placement);
+  remote.log = &placement_sink;
   ASSIGN_OR_RETURN(const GraphDef cluster_graph,
                    Regression("/job:ps/task:0/device:CPU:1", "/job:worker/task:0",
                               "/job:worker/task:1/device:CPU:1"));

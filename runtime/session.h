@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/log_sink.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/tensor.h"
 #include "runtime/device/gpu_devices.h"
@@ -52,8 +53,8 @@ struct SessionOptions {
   // "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0", then a
   // summary per device.
   bool log_device_placement = false;
-  // Where placement lines go; nullptr means stderr.
-  std::FILE* placement_log = nullptr;
+  // Where placement lines go; null: stderr.
+  LogSink* log = nullptr;
   // The kernels nodes run with; nullptr means StandardKernels(). Must
   // outlive the session (tests register their own kernels).
   const KernelRegistry* kernel_registry = nullptr;

@@ -28,12 +28,9 @@ std::string EnvOrDie(const char* name) {
 std::string TestDataDir() { return EnvOrDie("RILL_TESTDATA"); }
 std::string SourceRoot() { return EnvOrDie("RILL_SOURCE_ROOT"); }
 
-std::FILE* QuietLog() {
-  static std::FILE* const log = std::tmpfile();
-  return log;
-}
+LogSink* QuietLog() { return LogSink::Discard(); }
 
-CapturedLog::CapturedLog() : file_(std::tmpfile()) {}
+CapturedLog::CapturedLog() : file_(std::tmpfile()), sink_(file_) {}
 CapturedLog::~CapturedLog() { std::fclose(file_); }
 
 std::string CapturedLog::Read() const {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "graph/allocator.h"
+#include "graph/log_sink.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 
@@ -23,22 +24,22 @@ std::string TestDataDir();
 std::string SourceRoot();
 // A port of 127.0.0.1 that nobody listened on a moment ago (0 if none).
 int FreePort();
-// A temporary file for server log lines that would clutter the test's
-// output; one per process.
-std::FILE* QuietLog();
-// A log file for the code under test, read back by the test.
+// Where server log lines that would clutter the test's output go: nowhere.
+LogSink* QuietLog();
+// A log for the code under test, read back by the test.
 class CapturedLog {
  public:
   CapturedLog();
   ~CapturedLog();
   CapturedLog(const CapturedLog&) = delete;
   CapturedLog& operator=(const CapturedLog&) = delete;
-  std::FILE* file() const { return file_; }
+  LogSink* sink() { return &sink_; }
   // Everything written so far.
   std::string Read() const;
 
  private:
   std::FILE* const file_;
+  FileLogSink sink_;
 };
 
 // The data the regression graphs' users feed (testdata/tf_graphs/README):

@@ -27,11 +27,11 @@ ConnectionLimitOptions Resolve(ConnectionLimitOptions options) {
 
 }  // namespace
 
-ServerLoad::ServerLoad(const ConnectionLimitOptions& options, int port, std::FILE* log)
-    : options_(Resolve(options)), port_(port), log_(log != nullptr ? log : stderr) {}
+ServerLoad::ServerLoad(const ConnectionLimitOptions& options, int port, LogSink* log)
+    : options_(Resolve(options)), port_(port), log_(OrDefault(log)) {}
 
 std::shared_ptr<ServerLoad> ServerLoad::Create(const ConnectionLimitOptions& options, int port,
-                                               std::FILE* log) {
+                                               LogSink* log) {
   return std::shared_ptr<ServerLoad>(new ServerLoad(options, port, log));
 }
 
@@ -105,11 +105,10 @@ absl::Status ConnectionLoad::CheckBytes(int64_t message, int64_t more) {
     ++server_->refused_;
     if (!server_->over_) {
       server_->over_ = true;
-      absl::FPrintF(server_->log_,
-                    "rpc server :%d: holds %d bytes for its connections, near its limit of %d "
-                    "(max_buffered_bytes): refusing the messages that would pass it\n",
-                    server_->port_, server_->buffered_, limits.max_buffered_bytes);
-      std::fflush(server_->log_);
+      server_->log_->Log(
+          "rpc server :%d: holds %d bytes for its connections, near its limit of %d "
+          "(max_buffered_bytes): refusing the messages that would pass it",
+          server_->port_, server_->buffered_, limits.max_buffered_bytes);
     }
     return absl::ResourceExhaustedError(absl::StrFormat(
         "the server at port %d holds %d bytes received from its connections; this message of "
@@ -135,11 +134,10 @@ ConnectionLoad::Admission ConnectionLoad::AdmitCall(Ticket message) {
   ++refused_;
   if (!over_) {
     over_ = true;
-    absl::FPrintF(server_->log_,
-                  "rpc server :%d: connection %s holds %d calls (%d bytes) whose replies it has "
-                  "not read; limit %d calls: refusing its calls until it reads them\n",
-                  server_->port_, name_, calls_, bytes_, limits.max_calls_per_connection);
-    std::fflush(server_->log_);
+    server_->log_->Log(
+        "rpc server :%d: connection %s holds %d calls (%d bytes) whose replies it has "
+        "not read; limit %d calls: refusing its calls until it reads them",
+        server_->port_, name_, calls_, bytes_, limits.max_calls_per_connection);
   }
   admission.refusal = absl::ResourceExhaustedError(absl::StrFormat(
       "the server at port %d holds %d calls (%d bytes) from this connection whose replies it "
@@ -182,19 +180,16 @@ void ConnectionLoad::Release(Ticket& ticket) {
   ticket.bytes_ = 0;
   if (over_ && calls_ < server.options_.max_calls_per_connection) {
     over_ = false;
-    absl::FPrintF(server.log_,
-                  "rpc server :%d: connection %s is under its limits again (%d calls refused)\n",
-                  server.port_, name_, refused_);
-    std::fflush(server.log_);
+    server.log_->Log("rpc server :%d: connection %s is under its limits again (%d calls refused)",
+                     server.port_, name_, refused_);
     refused_ = 0;
   }
   if (server.over_ && server.buffered_ <= server.options_.max_buffered_bytes / 2) {
     server.over_ = false;
-    absl::FPrintF(server.log_,
-                  "rpc server :%d: holds %d bytes for its connections, under half its limit "
-                  "again (%d messages refused)\n",
-                  server.port_, server.buffered_, server.refused_);
-    std::fflush(server.log_);
+    server.log_->Log(
+        "rpc server :%d: holds %d bytes for its connections, under half its limit "
+        "again (%d messages refused)",
+        server.port_, server.buffered_, server.refused_);
     server.refused_ = 0;
   }
 }

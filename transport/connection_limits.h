@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 
 namespace rill {
 
@@ -56,7 +57,7 @@ class ServerLoad : public std::enable_shared_from_this<ServerLoad> {
   // `log` (stderr when null) as they trip and recover; `port` names the
   // server there.
   static std::shared_ptr<ServerLoad> Create(const ConnectionLimitOptions& options, int port,
-                                            std::FILE* log);
+                                            LogSink* log);
 
   // A new connection's counts; `name` (its address) is what logs and
   // refusals say.
@@ -65,17 +66,17 @@ class ServerLoad : public std::enable_shared_from_this<ServerLoad> {
   // The limits in force (defaults resolved).
   const ConnectionLimitOptions& options() const { return options_; }
   int port() const { return port_; }
-  std::FILE* log() const { return log_; }
+  LogSink* log() const { return log_; }
   // Bytes held for all connections now.
   int64_t buffered();
 
  private:
   friend class ConnectionLoad;
-  ServerLoad(const ConnectionLimitOptions& options, int port, std::FILE* log);
+  ServerLoad(const ConnectionLimitOptions& options, int port, LogSink* log);
 
   const ConnectionLimitOptions options_;
   const int port_;
-  std::FILE* const log_;
+  LogSink* const log_;
   absl::Mutex mu_;  // Guards every count, this server's and its connections'.
   int64_t buffered_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;  // Since the budget last tripped.

@@ -33,11 +33,10 @@ void ConnectionTable::Add(std::shared_ptr<ServerConnection> added) {
   connection.set_over_cap(true);
   waiting_.push_back(connection.id());
   if (refused_++ == 0) {
-    absl::FPrintF(log_,
-                  "rpc server :%d: %d connections open, the limit, none idle for %s: refusing "
-                  "the calls of new ones until one closes or idles\n",
-                  port_, served_, absl::FormatDuration(limits_.idle_timeout));
-    std::fflush(log_);
+    log_->Log(
+        "rpc server :%d: %d connections open, the limit, none idle for %s: refusing "
+        "the calls of new ones until one closes or idles",
+        port_, served_, absl::FormatDuration(limits_.idle_timeout));
   }
   if (static_cast<int>(waiting_.size()) > kMaxWaiting) {
     const uint64_t oldest = waiting_.front();
@@ -74,12 +73,11 @@ ServerConnection* ConnectionTable::PlaceToFree(absl::Time now) {
 }
 
 void ConnectionTable::GiveUpPlace(ServerConnection& idle) {
-  absl::FPrintF(log_,
-                "rpc server :%d: connection %s gives its place to a new one: %s for %s "
-                "(limit %d connections)\n",
-                port_, idle.name(), idle.handshake_done() ? "idle" : "in its handshake",
-                absl::FormatDuration(absl::Now() - idle.last_input()), limits_.max_connections);
-  std::fflush(log_);
+  log_->Log(
+      "rpc server :%d: connection %s gives its place to a new one: %s for %s "
+      "(limit %d connections)",
+      port_, idle.name(), idle.handshake_done() ? "idle" : "in its handshake",
+      absl::FormatDuration(absl::Now() - idle.last_input()), limits_.max_connections);
   Close(idle.id());
 }
 
@@ -91,17 +89,16 @@ void ConnectionTable::Drop(uint64_t id, const absl::Status& why) {
     const absl::Time second = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
     if (second != log_second_) {
       if (unlogged_ > 0) {
-        absl::FPrintF(log_, "rpc server :%d: %d more connections closed in the last second\n",
-                      port_, unlogged_);
+        log_->Log("rpc server :%d: %d more connections closed in the last second", port_,
+                  unlogged_);
       }
       log_second_ = second;
       logged_this_second_ = 0;
       unlogged_ = 0;
     }
     if (logged_this_second_++ < kLoggedClosesPerSecond) {
-      absl::FPrintF(log_, "rpc server :%d: closed connection %s (%d so far): %s\n", port_,
-                    it->second->name(), dropped_, why.message());
-      std::fflush(log_);
+      log_->Log("rpc server :%d: closed connection %s (%d so far): %s", port_, it->second->name(),
+                dropped_, why.message());
     } else {
       ++unlogged_;
     }
@@ -133,9 +130,8 @@ void ConnectionTable::PromoteWaiting() {
     ++served_;
   }
   if (waiting_.empty() && refused_ > 0) {
-    absl::FPrintF(log_, "rpc server :%d: every connection is served again (%d were over the cap)\n",
-                  port_, refused_);
-    std::fflush(log_);
+    log_->Log("rpc server :%d: every connection is served again (%d were over the cap)", port_,
+              refused_);
     refused_ = 0;
   }
 }

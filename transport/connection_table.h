@@ -7,7 +7,6 @@
 #define RILL_TRANSPORT_CONNECTION_TABLE_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -15,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "transport/connection_limits.h"
 #include "transport/server_connection.h"
 
@@ -25,7 +25,7 @@ class ConnectionTable {
  public:
   // `forget(fd)` runs before a connection's socket closes (the server
   // stops watching it); `log` names the server by `port`.
-  ConnectionTable(const ConnectionLimitOptions& limits, int port, std::FILE* log,
+  ConnectionTable(const ConnectionLimitOptions& limits, int port, LogSink* log,
                   std::function<void(int fd)> forget)
       : limits_(limits), port_(port), log_(log), forget_(std::move(forget)) {}
 
@@ -65,7 +65,7 @@ class ConnectionTable {
 
   const ConnectionLimitOptions limits_;
   const int port_;
-  std::FILE* const log_;
+  LogSink* const log_;
   const std::function<void(int fd)> forget_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<ServerConnection>> connections_;
   int served_ = 0;                // Connections with a place.

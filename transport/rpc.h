@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "graph/tensor.h"
 #include "transport/connection_limits.h"
 #include "transport/curve.h"
@@ -53,7 +54,7 @@ struct RpcServerOptions {
   // What connections may make the server hold, and how many may be open.
   ConnectionLimitOptions limits;
   // Where limits that trip are logged; null: stderr.
-  std::FILE* log = nullptr;
+  LogSink* log = nullptr;
 };
 
 // Runs `request`; calls `reply` once (possibly later, from any thread). A

@@ -89,7 +89,7 @@ class RpcServer::Impl {
  public:
   explicit Impl(const RpcServerOptions& options)
       : options_(options),
-        log_(options.log != nullptr ? options.log : stderr),
+        log_(OrDefault(options.log)),
         workers_(std::in_place, std::max(options.handler_threads, 1)) {
     events_.message = [this](uint64_t id, zmtp::ReceivedMessage message) {
       OnMessage(id, std::move(message));
@@ -276,11 +276,10 @@ class RpcServer::Impl {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           // Out of descriptors: stop listening for a moment rather than
           // spin on a connection that cannot be taken.
-          absl::FPrintF(log_,
-                        "rpc server :%d: cannot accept a connection (%s, %d open): pausing new "
-                        "connections for 100 ms\n",
-                        port_, std::strerror(errno), static_cast<int>(connections_->size()));
-          std::fflush(log_);
+          log_->Log(
+              "rpc server :%d: cannot accept a connection (%s, %d open): pausing new "
+              "connections for 100 ms",
+              port_, std::strerror(errno), static_cast<int>(connections_->size()));
           epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, tcp_fd_, nullptr);
           if (ipc_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, ipc_fd_, nullptr);
           accept_paused_ = true;
@@ -414,7 +413,7 @@ class RpcServer::Impl {
   std::atomic<const MethodTable*> served_{nullptr};
   // Constant after Start.
   const RpcServerOptions options_;
-  std::FILE* const log_;
+  LogSink* const log_;
   std::shared_ptr<const zmtp::CurveServerKeys> curve_;
   std::shared_ptr<ServerLoad> load_;
   ConnectionEvents events_;

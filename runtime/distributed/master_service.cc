@@ -59,7 +59,7 @@ MasterService::MasterService(const MasterServiceOptions& options)
     : options_(options),
       task_name_(
           absl::StrFormat("/job:%s/replica:0/task:%d", options.task.job, options.task.index)),
-      log_(options.log != nullptr ? options.log : stderr),
+      log_(OrDefault(options.log)),
       workers_(std::make_unique<Workers>(task_name_, options.local_worker, options.channels)),
       blocking_pool_(std::make_unique<Eigen::ThreadPool>(2, /*allow_spinning=*/false)) {}
 
@@ -119,8 +119,8 @@ std::vector<std::string> MasterService::DiscoverDevices(const std::vector<std::s
   for (size_t t = 0; t < tasks.size(); ++t) {
     answers[t]->done.WaitForNotification();
     if (answers[t]->devices.empty()) {
-      std::fprintf(log_, "%s did not answer device discovery; assuming %s/device:CPU:0\n",
-                   tasks[t].c_str(), tasks[t].c_str());
+      log_->Log("%s did not answer device discovery; assuming %s/device:CPU:0", tasks[t].c_str(),
+                tasks[t].c_str());
       devices.push_back(tasks[t] + "/device:CPU:0");
     }
     for (std::string& device : answers[t]->devices) devices.push_back(std::move(device));
@@ -135,9 +135,8 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   {
     absl::MutexLock lock(&mu_);
     if (static_cast<int>(sessions_.size()) >= options_.max_sessions) {
-      std::fprintf(log_, "%s refuses a session: %d are open, the limit\n", task_name_.c_str(),
-                   options_.max_sessions);
-      std::fflush(log_);
+      log_->Log("%s refuses a session: %d are open, the limit", task_name_.c_str(),
+                options_.max_sessions);
       return done(absl::ResourceExhaustedError(absl::StrFormat(
                       "the master of %s holds %d sessions, its limit: close the sessions you "
                       "no longer use",
@@ -180,7 +179,7 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
   core.default_device = task_name_ + "/device:CPU:0";
   core.allow_soft_placement = parsed->config().allow_soft_placement();
   core.log_device_placement = parsed->config().log_device_placement();
-  core.placement_log = log_;
+  core.log = log_;
   core.kernel_registry = options_.kernel_registry;
   core.run_blocking = [this](std::function<void()> work) {
     blocking_pool_->Schedule(std::move(work));
@@ -189,13 +188,12 @@ void MasterService::CreateSession(RpcMessage request, RpcDone done) {
       SessionCore::Create(std::move(core), parsed->graph());
   if (!created.ok()) return done(created.status(), {});
   session->core = *std::move(created);
-  std::fprintf(log_,
-               "Start master session %s with config: allow_soft_placement: %s "
-               "log_device_placement: %s; devices: %s\n",
-               session->handle.c_str(), parsed->config().allow_soft_placement() ? "true" : "false",
-               parsed->config().log_device_placement() ? "true" : "false",
-               absl::StrJoin(session->core->devices(), ", ").c_str());
-  std::fflush(log_);
+  log_->Log(
+      "Start master session %s with config: allow_soft_placement: %s "
+      "log_device_placement: %s; devices: %s",
+      session->handle.c_str(), parsed->config().allow_soft_placement() ? "true" : "false",
+      parsed->config().log_device_placement() ? "true" : "false",
+      absl::StrJoin(session->core->devices(), ", ").c_str());
   {
     absl::MutexLock lock(&mu_);
     session->last_used = absl::Now();
@@ -245,11 +243,10 @@ int MasterService::ExpireIdleSessions(absl::Time now) {
   }
   for (const std::shared_ptr<MasterSession>& session : expired) {
     const absl::Status closed = session->core->Close();
-    absl::FPrintF(log_, "Closed master session %s: unused for %s%s\n", session->handle,
-                  absl::FormatDuration(options_.session_idle_timeout),
-                  closed.ok() ? "" : absl::StrCat("; ", closed.message()));
+    log_->Log("Closed master session %s: unused for %s%s", session->handle,
+              absl::FormatDuration(options_.session_idle_timeout),
+              closed.ok() ? "" : absl::StrCat("; ", closed.message()));
   }
-  if (!expired.empty()) std::fflush(log_);
   return static_cast<int>(expired.size());
 }
 

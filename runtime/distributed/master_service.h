@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/distributed/channel_cache.h"
 #include "runtime/distributed/cluster_spec.h"
@@ -32,7 +33,7 @@ struct MasterServiceOptions {
   ChannelCache* channels = nullptr;
   // Session start-up lines and, when a session asks, the placement log;
   // null: stderr.
-  std::FILE* log = nullptr;
+  LogSink* log = nullptr;
   // How long device discovery waits for a worker; one that does not answer
   // is assumed to have its CPU:0 (a step that needs it fails then).
   absl::Duration discovery_timeout = absl::Seconds(2);
@@ -84,7 +85,7 @@ class MasterService {
 
   const MasterServiceOptions options_;
   const std::string task_name_;
-  std::FILE* const log_;
+  LogSink* const log_;
   std::unique_ptr<Workers> workers_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<MasterSession>> sessions_ ABSL_GUARDED_BY(mu_);

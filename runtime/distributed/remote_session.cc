@@ -26,7 +26,7 @@ class RemoteSession final : public Session {
   // With an idle timeout, the session renews itself four times per
   // timeout while it is open, so that the master keeps it however long
   // the client waits between steps.
-  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle, std::FILE* placement_log,
+  RemoteSession(std::unique_ptr<RpcClient> master, std::string handle, LogSink* placement_log,
                 absl::Duration idle_timeout)
       : master_(std::move(master)), handle_(std::move(handle)), placement_log_(placement_log) {
     if (idle_timeout > absl::ZeroDuration()) {
@@ -79,8 +79,7 @@ class RemoteSession final : public Session {
     ASSIGN_OR_RETURN(const RunStepReply body, ParseReply<RunStepReply>(reply, "the master"));
     // The master logs placement where it runs; the client sees it too.
     if (placement_log_ != nullptr && !body.placement_log().empty()) {
-      std::fputs(body.placement_log().c_str(), placement_log_);
-      std::fflush(placement_log_);
+      placement_log_->WriteLines(body.placement_log());
     }
     if (request.trace()) AppendStepStats(body.step_stats(), &metadata->step_stats);
     return std::move(reply.tensors);
@@ -122,7 +121,7 @@ class RemoteSession final : public Session {
 
   const std::unique_ptr<RpcClient> master_;
   const std::string handle_;
-  std::FILE* const placement_log_;  // Null unless log_device_placement.
+  LogSink* const placement_log_;  // Null unless log_device_placement.
   absl::Mutex mu_;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   absl::Notification stop_renewing_;
@@ -172,10 +171,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewRemoteSession(const SessionOptions& 
     return absl::InternalError(
         absl::StrFormat("%s sent a malformed CreateSession reply", options.target));
   }
-  std::FILE* placement_log = nullptr;
-  if (options.log_device_placement) {
-    placement_log = options.placement_log != nullptr ? options.placement_log : stderr;
-  }
+  LogSink* const placement_log = options.log_device_placement ? OrDefault(options.log) : nullptr;
   return std::unique_ptr<Session>(
       std::make_unique<RemoteSession>(std::move(master), created.session_handle(), placement_log,
                                       absl::Milliseconds(created.idle_timeout_ms())));

@@ -62,14 +62,14 @@ bool IsLoopback(const std::string& bind_address) {
   return host.starts_with("127.") || host == "[::1]" || host == "::1";
 }
 
-void LogCluster(std::FILE* log, const ClusterSpec& cluster) {
+void LogCluster(LogSink* log, const ClusterSpec& cluster) {
   for (const std::string& job : cluster.jobs()) {
     std::vector<std::string> tasks;
     for (int index : cluster.TaskIndices(job)) {
       tasks.push_back(absl::StrFormat("%d -> %s", index, *cluster.TaskAddress(job, index)));
     }
-    std::fprintf(log, "Initialize channel cache for job %s -> {%s}\n", job.c_str(),
-                 absl::StrJoin(tasks, ", ").c_str());
+    log->Log("Initialize channel cache for job %s -> {%s}", job.c_str(),
+             absl::StrJoin(tasks, ", ").c_str());
   }
 }
 
@@ -85,14 +85,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   return server;
 }
 
-absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocal(std::FILE* log) {
+absl::StatusOr<std::unique_ptr<Server>> Server::CreateLocal(LogSink* log) {
   ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Server>> cluster,
                    CreateLocalCluster({{"localhost", 1}}, log));
   return std::move(cluster[0]);
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
-    const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log) {
+    const std::vector<std::pair<std::string, int>>& jobs, LogSink* log) {
   ServerOptions options;
   options.log = log;
   return CreateLocalCluster(jobs, options);
@@ -153,7 +153,7 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
   target_ = "zmq://" + address;
-  std::FILE* log = options.log != nullptr ? options.log : stderr;
+  LogSink* const log = OrDefault(options.log);
   log_ = log;
 
   RpcClientOptions client_options;
@@ -161,10 +161,10 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   if (!options.shared_memory) client_options.shm_min_bytes = 0;
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, std::move(client_options));
   if (curve_ == nullptr && !IsLoopback(bind_address)) {
-    std::fprintf(log,
-                 "warning: %s listens on %s without CURVE keys (--curve_keys): anyone who reaches "
-                 "it can read and change every variable and read tensors on the wire\n",
-                 target_.c_str(), bind_address.c_str());
+    log->Log(
+        "warning: %s listens on %s without CURVE keys (--curve_keys): anyone who reaches "
+        "it can read and change every variable and read tensors on the wire",
+        target_.c_str(), bind_address.c_str());
   }
   WorkerOptions worker;
   worker.task = absl::StrFormat("/job:%s/replica:0/task:%d", task.job, task.index);
@@ -207,11 +207,10 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   });
 
   LogCluster(log, options.config.cluster);
-  std::fprintf(log, "Started server with target: %s (%s, devices %s, bound to %s%s%s)\n",
-               target_.c_str(), worker.task.c_str(),
-               absl::StrJoin(worker_->device_names(), ", ").c_str(), bind_address.c_str(),
-               rpc_->ipc_endpoint().empty() ? "" : " and ", rpc_->ipc_endpoint().c_str());
-  std::fflush(log);
+  log->Log("Started server with target: %s (%s, devices %s, bound to %s%s%s)", target_.c_str(),
+           worker.task.c_str(), absl::StrJoin(worker_->device_names(), ", ").c_str(),
+           bind_address.c_str(), rpc_->ipc_endpoint().empty() ? "" : " and ",
+           rpc_->ipc_endpoint().c_str());
   return absl::OkStatus();
 }
 
@@ -231,8 +230,7 @@ Server::~Server() {
               ? 0
               : worker_service_->CancelRunning(absl::CancelledError("the server is stopping"));
       cancelled > 0) {
-    absl::FPrintF(log_, "%s: cancelled %d steps still running\n", target_, cancelled);
-    std::fflush(log_);
+    log_->Log("%s: cancelled %d steps still running", target_, cancelled);
   }
   worker_service_.reset();
   worker_.reset();

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
+#include "graph/log_sink.h"
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/distributed/channel_cache.h"
 #include "runtime/distributed/cluster_spec.h"
@@ -56,7 +57,7 @@ struct ServerOptions {
   // ipc) travel through shared memory (RpcClientOptions::shm_min_bytes).
   bool shared_memory = true;
   // Start-up lines, sessions and placement logs; null: stderr.
-  std::FILE* log = nullptr;
+  LogSink* log = nullptr;
   int inter_op_threads = 0;  // <= 0: one per hardware thread.
   int intra_op_threads = 0;
   // The kernels nodes run with; null: StandardKernels(). Must outlive the
@@ -82,14 +83,14 @@ class Server {
   // (UNAVAILABLE), a bad device count.
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
   // A one-task cluster (job "localhost") on 127.0.0.1 and a free port.
-  static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(std::FILE* log = nullptr);
+  static absl::StatusOr<std::unique_ptr<Server>> CreateLocal(LogSink* log = nullptr);
   // A cluster in this process, as tf.test.create_local_cluster: `jobs`
   // gives each job's name and task count ({{"worker", 2}, {"ps", 1}});
   // every task listens on 127.0.0.1 and a port of its own, bound before the
   // cluster spec is made, so no other process can take it in between.
   // The servers come in `jobs` order, tasks in index order.
   static absl::StatusOr<std::vector<std::unique_ptr<Server>>> CreateLocalCluster(
-      const std::vector<std::pair<std::string, int>>& jobs, std::FILE* log = nullptr);
+      const std::vector<std::pair<std::string, int>>& jobs, LogSink* log = nullptr);
   // As above, every task with `options` (less config and bind, which the
   // cluster sets).
   static absl::StatusOr<std::vector<std::unique_ptr<Server>>> CreateLocalCluster(
@@ -115,7 +116,7 @@ class Server {
   absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
 
   std::string target_;
-  std::FILE* log_ = stderr;
+  LogSink* log_ = LogSink::Stderr();
   std::shared_ptr<const CurveKeys> curve_;
   // Declared in the order they are made; destroyed transport first.
   std::unique_ptr<ChannelCache> channels_;

@@ -59,7 +59,7 @@ class DirectSession final : public Session {
     core.default_device = core.devices[0];
     core.allow_soft_placement = options.allow_soft_placement;
     core.log_device_placement = options.log_device_placement;
-    core.placement_log = options.placement_log != nullptr ? options.placement_log : stderr;
+    core.log = options.log;
     core.kernel_registry = options.kernel_registry;
     ASSIGN_OR_RETURN(session->core_, SessionCore::Create(std::move(core), graph));
     return std::unique_ptr<Session>(std::move(session));

@@ -155,8 +155,8 @@ absl::StatusOr<std::shared_ptr<RegisteredGraph>> BuildRegisteredGraph(
   return graph;
 }
 
-RegisteredGraphs::RegisteredGraphs(std::string task, RegisteredGraphLimits limits, std::FILE* log)
-    : task_(std::move(task)), limits_(limits), log_(log != nullptr ? log : stderr) {}
+RegisteredGraphs::RegisteredGraphs(std::string task, RegisteredGraphLimits limits, LogSink* log)
+    : task_(std::move(task)), limits_(limits), log_(OrDefault(log)) {}
 
 absl::Status RegisteredGraphs::CheckRoom(int64_t bytes) {
   absl::MutexLock lock(&mu_);
@@ -169,19 +169,17 @@ absl::Status RegisteredGraphs::CheckRoomLocked(int64_t bytes) {
   // One graph is always kept, whatever its size.
   if (graphs < limits.max_graphs && (graphs == 0 || graph_bytes_ + bytes <= limits.max_bytes)) {
     if (registrations_refused_ > 0) {
-      absl::FPrintF(log_, "%s: room for graphs again (%d registrations refused)\n", task_,
-                    registrations_refused_);
-      std::fflush(log_);
+      log_->Log("%s: room for graphs again (%d registrations refused)", task_,
+                registrations_refused_);
       registrations_refused_ = 0;
     }
     return absl::OkStatus();
   }
   if (registrations_refused_++ == 0) {
-    absl::FPrintF(log_,
-                  "%s: %d registered graphs hold %d bytes (limits %d graphs, %d bytes): refusing "
-                  "registrations\n",
-                  task_, graphs, graph_bytes_, limits.max_graphs, limits.max_bytes);
-    std::fflush(log_);
+    log_->Log(
+        "%s: %d registered graphs hold %d bytes (limits %d graphs, %d bytes): refusing "
+        "registrations",
+        task_, graphs, graph_bytes_, limits.max_graphs, limits.max_bytes);
   }
   std::string expiry;
   if (limits.idle_timeout != absl::InfiniteDuration()) {
@@ -233,9 +231,8 @@ int RegisteredGraphs::ExpireIdle(absl::Time now) {
     return true;
   });
   if (!forgotten.empty()) {
-    absl::FPrintF(log_, "%s: forgot %d registered graphs that no step ran for %s\n", task_,
-                  forgotten.size(), absl::FormatDuration(limits_.idle_timeout));
-    std::fflush(log_);
+    log_->Log("%s: forgot %d registered graphs that no step ran for %s", task_, forgotten.size(),
+              absl::FormatDuration(limits_.idle_timeout));
   }
   return static_cast<int>(forgotten.size());
 }

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "graph/graph.h"
+#include "graph/log_sink.h"
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/executor.h"
@@ -86,7 +87,7 @@ absl::StatusOr<std::shared_ptr<RegisteredGraph>> BuildRegisteredGraph(
 class RegisteredGraphs {
  public:
   // Trips of the limits are logged to `log` (null: stderr).
-  RegisteredGraphs(std::string task, RegisteredGraphLimits limits, std::FILE* log);
+  RegisteredGraphs(std::string task, RegisteredGraphLimits limits, LogSink* log);
 
   // OK when a graph of `bytes` fits the limits; RESOURCE_EXHAUSTED naming
   // them otherwise. Logs when they trip and when they have room again.
@@ -107,7 +108,7 @@ class RegisteredGraphs {
 
   const std::string task_;
   const RegisteredGraphLimits limits_;
-  std::FILE* const log_;
+  LogSink* const log_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const RegisteredGraph>> graphs_
       ABSL_GUARDED_BY(mu_);

@@ -206,10 +206,7 @@ absl::StatusOr<std::shared_ptr<const SessionCore::Resolved>> SessionCore::Build(
     std::string log = std::move(partitioned.placement_log);
     RETURN_IF_ERROR(Register(std::move(partitioned), built.get()));
     if (!log.empty()) {
-      if (options_.placement_log != nullptr) {
-        std::fputs(log.c_str(), options_.placement_log);
-        std::fflush(options_.placement_log);
-      }
+      OrDefault(options_.log)->WriteLines(log);
       *placement_log = std::move(log);
     }
     plan = std::move(built);

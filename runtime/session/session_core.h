@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "graph/graph.h"
+#include "graph/log_sink.h"
 #include "graph/proto/graph.pb.h"
 #include "kernels/framework/kernel_registry.h"
 #include "placement/device_set.h"
@@ -53,8 +54,8 @@ struct SessionCoreOptions {
   bool allow_soft_placement = false;
   bool log_device_placement = false;
   // Where the placement of each plan built goes, when
-  // log_device_placement is on; null: only StepResult::placement_log.
-  std::FILE* placement_log = nullptr;
+  // log_device_placement is on (also in StepResult::placement_log); null: stderr.
+  LogSink* log = nullptr;
   // Which devices have kernels for a node; null: StandardKernels().
   const KernelRegistry* kernel_registry = nullptr;
   // Runs work that waits for other tasks (registering a new plan's graphs)

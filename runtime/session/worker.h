@@ -18,6 +18,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "graph/log_sink.h"
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/device/device.h"
 #include "runtime/device/gpu_devices.h"
@@ -47,7 +48,7 @@ struct WorkerOptions {
   // are logged to `log` (null: stderr).
   PendingPushLimits pending_pushes;
   RegisteredGraphLimits graphs;  // Local sessions: none.
-  std::FILE* log = nullptr;
+  LogSink* log = nullptr;
   // The task's devices. Null: CreateDevices(task, device_count,
   // intra_op_threads), the machine's. Tests give devices of their own.
   std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>()> make_devices;

@@ -9,11 +9,8 @@
 namespace rill {
 
 WorkerStepTable::WorkerStepTable(std::string task, PushTensorFn push,
-                                 const PendingPushLimits& limits, std::FILE* log)
-    : task_(std::move(task)),
-      push_(std::move(push)),
-      limits_(limits),
-      log_(log != nullptr ? log : stderr) {}
+                                 const PendingPushLimits& limits, LogSink* log)
+    : task_(std::move(task)), push_(std::move(push)), limits_(limits), log_(OrDefault(log)) {}
 
 WorkerStepTable::Entry* WorkerStepTable::FindOrCreate(uint64_t step_id) {
   if (ended_.contains(step_id)) return nullptr;
@@ -26,11 +23,10 @@ WorkerStepTable::Entry* WorkerStepTable::FindOrCreate(uint64_t step_id) {
 
 absl::Status WorkerStepTable::PendingFull(uint64_t step_id, int64_t bytes) {
   if (refused_++ == 0) {
-    absl::FPrintF(log_,
-                  "%s: %d steps that have not begun hold %d pushed bytes (limits %d steps, %d "
-                  "bytes): refusing pushes for steps not begun\n",
-                  task_, pending_steps_, pending_bytes_, limits_.max_steps, limits_.max_bytes);
-    std::fflush(log_);
+    log_->Log(
+        "%s: %d steps that have not begun hold %d pushed bytes (limits %d steps, %d "
+        "bytes): refusing pushes for steps not begun",
+        task_, pending_steps_, pending_bytes_, limits_.max_steps, limits_.max_bytes);
   }
   return absl::ResourceExhaustedError(absl::StrFormat(
       "%s refuses a push of %d bytes for step %d: %d steps that have not begun hold %d pushed "
@@ -77,8 +73,7 @@ void WorkerStepTable::Settle(Entry& entry) {
   pending_bytes_ -= entry.pushed_bytes;
   entry.pushed_bytes = 0;
   if (refused_ > 0 && pending_steps_ < limits_.max_steps && pending_bytes_ < limits_.max_bytes) {
-    absl::FPrintF(log_, "%s: room for pushes again (%d refused)\n", task_, refused_);
-    std::fflush(log_);
+    log_->Log("%s: room for pushes again (%d refused)", task_, refused_);
     refused_ = 0;
   }
 }
@@ -157,9 +152,8 @@ int WorkerStepTable::ExpirePending(absl::Time now) {
       "%s dropped the tensors pushed for this step: it did not begin within %s of the first", task_,
       absl::FormatDuration(limits_.deadline)));
   for (Entry& entry : expired) entry.rendezvous->StartAbort(status);
-  absl::FPrintF(log_, "%s: dropped %d bytes pushed for %d steps that did not begin within %s\n",
-                task_, bytes, expired.size(), absl::FormatDuration(limits_.deadline));
-  std::fflush(log_);
+  log_->Log("%s: dropped %d bytes pushed for %d steps that did not begin within %s", task_, bytes,
+            expired.size(), absl::FormatDuration(limits_.deadline));
   return static_cast<int>(expired.size());
 }
 

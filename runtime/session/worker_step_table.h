@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "kernels/framework/cancellation.h"
 #include "runtime/exec/remote_rendezvous.h"
 
@@ -42,7 +43,7 @@ class WorkerStepTable {
  public:
   // Limits that trip are logged to `log` (null: stderr).
   WorkerStepTable(std::string task, PushTensorFn push, const PendingPushLimits& limits = {},
-                  std::FILE* log = nullptr);
+                  LogSink* log = nullptr);
 
   // A tensor another task pushed: to the step's rendezvous, created when
   // absent. Dropped (OK) once the step has ended here. Errors:
@@ -87,7 +88,7 @@ class WorkerStepTable {
   const std::string task_;
   const PushTensorFn push_;
   const PendingPushLimits limits_;
-  std::FILE* const log_;
+  LogSink* const log_;
   absl::Mutex mu_;
   int pending_steps_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -111,22 +111,19 @@ absl::Status StepCounterHook::AfterRun(SessionRunContext& context,
           RETURN_IF_ERROR(options_.summary_writer->AddScalar(
               summary_tag_, static_cast<float>(steps_per_sec), step));
         }
-        if (options_.log != nullptr) {
-          std::fprintf(options_.log, "%s: %g\n", summary_tag_.c_str(), steps_per_sec);
-          std::fflush(options_.log);
-        }
+        OrDefault(options_.log)->Log("%s: %g", summary_tag_.c_str(), steps_per_sec);
       }
     }
   }
   // Some optimizers (SyncReplicas on a worker) do not advance the global
   // step every step by design, hence only a few warnings.
-  if (last_global_step_ == stale && warnings_left_ > 0 && options_.log != nullptr) {
+  if (last_global_step_ == stale && warnings_left_ > 0) {
     --warnings_left_;
-    std::fprintf(options_.log,
-                 "StepCounterHook: the global step %s has not increased (still %lld); "
-                 "pass it to Optimizer::Minimize or ApplyGradients to count steps\n",
-                 options_.global_step_tensor.c_str(), static_cast<long long>(stale));
-    std::fflush(options_.log);
+    OrDefault(options_.log)
+        ->Log(
+            "StepCounterHook: the global step %s has not increased (still %lld); "
+            "pass it to Optimizer::Minimize or ApplyGradients to count steps",
+            options_.global_step_tensor.c_str(), static_cast<long long>(stale));
   }
   last_global_step_ = stale;
   return absl::OkStatus();
@@ -136,9 +133,6 @@ absl::StatusOr<std::unique_ptr<LoggingTensorHook>> LoggingTensorHook::Create(
     LoggingTensorHookOptions options) {
   if (options.tensors.empty()) {
     return absl::InvalidArgumentError("LoggingTensorHook: no tensors");
-  }
-  if (options.out == nullptr) {
-    return absl::InvalidArgumentError("LoggingTensorHook: no output");
   }
   std::optional<SecondOrStepTimer> timer;
   // Only at the end: no periodic logging at all.
@@ -202,8 +196,7 @@ void LoggingTensorHook::Log(const std::vector<Tensor>& values) {
   if (elapsed.has_value()) {
     absl::StrAppendFormat(&line, " (%.3f sec)", absl::ToDoubleSeconds(elapsed->time));
   }
-  std::fprintf(options_.out, "%s\n", line.c_str());
-  std::fflush(options_.out);
+  OrDefault(options_.log)->WriteLine(line);
 }
 
 std::string FormatTensorValue(const Tensor& value, int64_t max_entries) {
@@ -241,11 +234,7 @@ absl::Status NanTensorHook::AfterRun(SessionRunContext& context,
     return absl::InvalidArgumentError(
         absl::StrFormat("NaN loss during training. (NanTensorHook: %s is NaN)", loss_tensor_));
   }
-  if (log_ != nullptr) {
-    std::fprintf(log_, "NanTensorHook: model diverged with loss = NaN (%s); stopping\n",
-                 loss_tensor_.c_str());
-    std::fflush(log_);
-  }
+  log_->Log("NanTensorHook: model diverged with loss = NaN (%s); stopping", loss_tensor_.c_str());
   context.RequestStop();
   return absl::OkStatus();
 }

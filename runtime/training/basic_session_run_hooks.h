@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/log_sink.h"
 #include "graph/tensor.h"
 #include "runtime/session.h"
 #include "runtime/training/checkpoint_saver_hook.h"  // IWYU pragma: export
@@ -78,8 +79,9 @@ struct StepCounterHookOptions {
   // Optional; must outlive the hook.
   SummaryWriter* summary_writer = nullptr;
   std::string global_step_tensor = kGlobalStepTensorName;
-  // Where "global_step/sec: 123.4" lines go; nullptr: not logged.
-  std::FILE* log = stderr;
+  // Where "global_step/sec: 123.4" lines go; null: stderr (LogSink::Discard()
+  // for none).
+  LogSink* log = nullptr;
   HookClock clock = nullptr;  // Empty: absl::Now.
 };
 
@@ -121,7 +123,7 @@ struct LoggingTensorHookOptions {
   std::optional<double> every_n_secs = std::nullopt;
   // Also log the tensors once more in End.
   bool at_end = false;
-  std::FILE* out = stderr;    // Required.
+  LogSink* log = nullptr;     // Where the lines go; null: stderr.
   HookClock clock = nullptr;  // Empty: absl::Now.
 };
 
@@ -164,10 +166,12 @@ std::string FormatTensorValue(const Tensor& value, int64_t max_entries = 20);
 class NanTensorHook final : public SessionRunHook {
  public:
   // `loss_tensor`: float or double (a NaN in any element counts).
-  // `log`: nullptr for none.
+  // `log`: null for stderr.
   explicit NanTensorHook(std::string loss_tensor, bool fail_on_nan_loss = true,
-                         std::FILE* log = stderr)
-      : loss_tensor_(std::move(loss_tensor)), fail_on_nan_loss_(fail_on_nan_loss), log_(log) {}
+                         LogSink* log = nullptr)
+      : loss_tensor_(std::move(loss_tensor)),
+        fail_on_nan_loss_(fail_on_nan_loss),
+        log_(OrDefault(log)) {}
 
   std::vector<std::string> BeforeRun(SessionRunContext& context) override;
   absl::Status AfterRun(SessionRunContext& context, const std::vector<Tensor>& values) override;
@@ -175,7 +179,7 @@ class NanTensorHook final : public SessionRunHook {
  private:
   const std::string loss_tensor_;
   const bool fail_on_nan_loss_;
-  std::FILE* const log_;
+  LogSink* const log_;
 };
 
 }  // namespace rill

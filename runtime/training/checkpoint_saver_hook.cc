@@ -122,10 +122,7 @@ absl::Status CheckpointSaverHook::Save(Session& session, int64_t step) {
   ASSIGN_OR_RETURN(const std::string prefix,
                    options_.saver->Save(session, save_path_, step,
                                         meta_graph_.has_value() ? &*meta_graph_ : nullptr));
-  if (options_.log != nullptr) {
-    std::fprintf(options_.log, "CheckpointSaverHook: saved %s\n", prefix.c_str());
-    std::fflush(options_.log);
-  }
+  OrDefault(options_.log)->Log("CheckpointSaverHook: saved %s", prefix.c_str());
   if (options_.summary_writer == nullptr) return absl::OkStatus();
   SessionLog log;
   log.set_status(SessionLog::CHECKPOINT);

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "graph/log_sink.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/proto/meta_graph.pb.h"
 #include "graph/tensor.h"
@@ -48,8 +49,9 @@ struct CheckpointSaverHookOptions {
   // once and a SessionLog CHECKPOINT after every save.
   SummaryWriter* summary_writer = nullptr;
   // Where each save is acknowledged ("CheckpointSaverHook: saved PREFIX"),
-  // once the checkpoint state file lists it; nullptr: not logged.
-  std::FILE* log = stderr;
+  // once the checkpoint state file lists it; null: stderr (LogSink::Discard()
+  // for none).
+  LogSink* log = nullptr;
   HookClock clock = nullptr;  // Empty: absl::Now.
 };
 

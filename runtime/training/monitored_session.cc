@@ -37,12 +37,11 @@ absl::StatusOr<std::unique_ptr<MonitoredSession>> MonitoredSession::Create(
 }
 
 absl::Status MonitoredSession::CreateWithRecovery(const absl::Status& cause) {
-  std::FILE* log = options_.log != nullptr ? options_.log : stderr;
+  LogSink* const log = OrDefault(options_.log);
   const absl::Time deadline = absl::Now() + options_.max_recovery_time;
   if (session_ != nullptr) (void)CloseSession();
   if (!cause.ok()) {
-    std::fprintf(log, "MonitoredSession: %s; creating a new session\n",
-                 std::string(cause.message()).c_str());
+    log->Log("MonitoredSession: %s; creating a new session", std::string(cause.message()).c_str());
   }
   while (true) {
     absl::StatusOr<std::unique_ptr<Session>> created = creator_->CreateSession();
@@ -54,8 +53,8 @@ absl::Status MonitoredSession::CreateWithRecovery(const absl::Status& cause) {
     if (!options_.recover || !IsRecoverable(created.status()) || absl::Now() > deadline) {
       return created.status();
     }
-    std::fprintf(log, "MonitoredSession: cannot create a session yet (%s); retrying\n",
-                 std::string(created.status().message()).c_str());
+    log->Log("MonitoredSession: cannot create a session yet (%s); retrying",
+             std::string(created.status().message()).c_str());
     absl::SleepFor(options_.recovery_wait);
   }
   for (const auto& hook : hooks_) RETURN_IF_ERROR(hook->AfterCreateSession(*session_));
@@ -159,6 +158,8 @@ class ResourceOwnerHook final : public SessionRunHook {
 
 absl::StatusOr<std::unique_ptr<MonitoredSession>> NewMonitoredTrainingSession(
     GraphDef graph, Scaffold scaffold, MonitoredTrainingSessionOptions options) {
+  if (options.manager.log == nullptr) options.manager.log = options.log;
+  if (options.monitored.log == nullptr) options.monitored.log = options.log;
   std::vector<std::unique_ptr<SessionRunHook>> hooks;
   std::shared_ptr<SummaryWriter> writer;
   const std::string global_step =
@@ -176,6 +177,7 @@ absl::StatusOr<std::unique_ptr<MonitoredSession>> NewMonitoredTrainingSession(
       counter.every_n_steps = options.log_step_count_steps;
       counter.summary_writer = writer.get();
       counter.global_step_tensor = global_step;
+      counter.log = options.log;
       ASSIGN_OR_RETURN(std::unique_ptr<StepCounterHook> hook, StepCounterHook::Create(counter));
       hooks.push_back(std::move(hook));
     }
@@ -210,6 +212,7 @@ absl::StatusOr<std::unique_ptr<MonitoredSession>> NewMonitoredTrainingSession(
       checkpoints.global_step_tensor = global_step;
       checkpoints.graph = graph;
       checkpoints.summary_writer = writer.get();
+      checkpoints.log = options.log;
       if (checkpoints.save_steps.value_or(1) > 0 && checkpoints.save_secs.value_or(1) > 0) {
         ASSIGN_OR_RETURN(std::unique_ptr<CheckpointSaverHook> hook,
                          CheckpointSaverHook::Create(checkpoints));
@@ -221,8 +224,8 @@ absl::StatusOr<std::unique_ptr<MonitoredSession>> NewMonitoredTrainingSession(
   hooks.push_back(std::make_unique<ResourceOwnerHook>(writer, scaffold.saver));
 
   const std::string checkpoint_dir = options.checkpoint_dir;
-  auto manager = std::make_shared<SessionManager>(std::move(graph), std::move(scaffold),
-                                                  options.manager);
+  auto manager =
+      std::make_shared<SessionManager>(std::move(graph), std::move(scaffold), options.manager);
   std::unique_ptr<SessionCreator> creator;
   if (options.is_chief) {
     creator = std::make_unique<ChiefSessionCreator>(manager, checkpoint_dir);

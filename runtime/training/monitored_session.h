@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "graph/proto/graph.pb.h"
 #include "runtime/session.h"
 #include "runtime/training/session_manager.h"
@@ -65,8 +66,8 @@ struct MonitoredSessionOptions {
   // up with the last error, and how long it waits between attempts.
   absl::Duration max_recovery_time = absl::Minutes(30);
   absl::Duration recovery_wait = absl::Seconds(1);
-  // Where recovery says what happened; nullptr: stderr.
-  std::FILE* log = nullptr;
+  // Where recovery says what happened; null: stderr.
+  LogSink* log = nullptr;
 };
 
 // Thread safety: one thread runs it (as TensorFlow's).
@@ -83,9 +84,9 @@ class MonitoredSession {
 
   // One step with the hooks' fetches added; after a recoverable error the
   // session is re-created and the step runs again.
-  absl::StatusOr<std::vector<Tensor>> Run(
-      const std::vector<std::pair<std::string, Tensor>>& feeds,
-      const std::vector<std::string>& fetches, const std::vector<std::string>& targets = {});
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets = {});
 
   // A hook asked to stop (e.g. the last step was reached).
   bool ShouldStop() const { return should_stop_; }
@@ -124,6 +125,10 @@ class MonitoredSession {
 // standard hooks (step counter, summaries, checkpoints) added before the
 // caller's; other workers run only the caller's hooks.
 struct MonitoredTrainingSessionOptions {
+  // Where the session, its manager and the hooks it makes write (restores,
+  // recoveries, global_step/sec, saves), unless manager.log or
+  // monitored.log say otherwise; null: stderr.
+  LogSink* log = nullptr;
   SessionManagerOptions manager;
   bool is_chief = true;
   // Checkpoints (and, unless summary_dir is set, events) go here; empty:

@@ -87,23 +87,19 @@ absl::StatusOr<bool> SessionManager::RestoreNewestIntact(Session& session,
     if (restored.ok()) {
       scaffold_.saver->RecoverLastCheckpoints(
           {state->all_model_checkpoint_paths().begin(), state->all_model_checkpoint_paths().end()});
-      if (options_.log != nullptr) {
-        std::fprintf(options_.log, "SessionManager: restored %s%s\n", prefix.c_str(),
-                     skipped.empty() ? ""
-                                     : absl::StrCat(", the newest intact checkpoint; skipped ",
-                                                    absl::StrJoin(skipped, "; "))
-                                           .c_str());
-        std::fflush(options_.log);
-      }
+      OrDefault(options_.log)
+          ->Log("SessionManager: restored %s%s", prefix.c_str(),
+                skipped.empty() ? ""
+                                : absl::StrCat(", the newest intact checkpoint; skipped ",
+                                               absl::StrJoin(skipped, "; "))
+                                      .c_str());
       return true;
     }
     if (!IsDamagedCheckpoint(restored)) return restored;
     skipped.push_back(absl::StrCat(prefix, " (", restored.message(), ")"));
-    if (options_.log != nullptr) {
-      std::fprintf(options_.log, "SessionManager: checkpoint %s does not restore: %s\n",
-                   prefix.c_str(), std::string(restored.message()).c_str());
-      std::fflush(options_.log);
-    }
+    OrDefault(options_.log)
+        ->Log("SessionManager: checkpoint %s does not restore: %s", prefix.c_str(),
+              std::string(restored.message()).c_str());
   }
   // Listed checkpoints and none restores: starting over would silently
   // drop the training they hold.

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "graph/log_sink.h"
 #include "graph/proto/graph.pb.h"
 #include "runtime/session.h"
 #include "runtime/training/saver.h"
@@ -39,8 +40,8 @@ struct SessionManagerOptions {
   // between attempts.
   absl::Duration recovery_wait = absl::Seconds(30);
   // Where the chief says which checkpoint it restored ("SessionManager:
-  // restored PREFIX"); nullptr: not logged.
-  std::FILE* log = stderr;
+  // restored PREFIX"); null: stderr (LogSink::Discard() for none).
+  LogSink* log = nullptr;
 };
 
 // Thread safety: the methods may be called from several threads; Cancel

@@ -70,7 +70,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<fuzz::ServiceRequest> requests = fuzz::DecodeRequests(fuzz::AsView(data, size));
   if (requests.empty()) return 0;
   // Session start-up lines and placement logs are not wanted here.
-  static std::FILE* const log = std::fopen("/dev/null", "w");
   std::unique_ptr<Worker> worker = fuzz::NewWorker();
   absl::StatusOr<ClusterSpec> cluster = ClusterSpec::FromJobs({{"worker", {"127.0.0.1:1"}}});
   fuzz::Check(cluster.ok(), "bad cluster");
@@ -82,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.task = TaskId{"worker", 0};
     options.local_worker = worker.get();
     options.channels = &channels;
-    options.log = log;
+    options.log = LogSink::Discard();
     MasterService service(options);
     const std::vector<RpcMethod> methods = service.Methods();
     for (fuzz::ServiceRequest& request : requests) {

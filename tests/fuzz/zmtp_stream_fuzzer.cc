@@ -30,12 +30,6 @@ using namespace rill;
 
 constexpr int64_t kConnectionLimit = int64_t{1} << 20;
 
-// Where the limits' log lines go.
-std::FILE* Quiet() {
-  static std::FILE* const quiet = std::fopen("/dev/null", "w");
-  return quiet;
-}
-
 class Sink : public zmtp::ServerReader::Sink {
  public:
   void SendHandshake(std::string bytes) override { sent += bytes.size(); }
@@ -69,7 +63,7 @@ class Sink : public zmtp::ServerReader::Sink {
 std::string Feed(std::string_view stream, const std::function<size_t(size_t)>& cut) {
   auto server = ServerLoad::Create(
       {.max_bytes_per_connection = kConnectionLimit, .max_buffered_bytes = 4 * kConnectionLimit}, 0,
-      Quiet());
+      LogSink::Discard());
   auto load = server->Connect("fuzz");
   Sink sink;
   absl::Status status;

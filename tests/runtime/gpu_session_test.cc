@@ -36,7 +36,7 @@ struct Trained {
 
 // Three steps of a 784-128-10 layer pair with Adam on `device` ("/cpu:0" or
 // "/gpu:0"), from the same initial values and batches.
-absl::StatusOr<Trained> TrainOn(const std::string& device, std::FILE* placement_log) {
+absl::StatusOr<Trained> TrainOn(const std::string& device, LogSink* placement_log) {
   const Scope root = ops::NewRootScope().WithDevice(device);
   const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT);
   const Output labels = ops::Placeholder(root.WithOpName("labels"), DT_INT64);
@@ -54,7 +54,7 @@ absl::StatusOr<Trained> TrainOn(const std::string& device, std::FILE* placement_
 
   SessionOptions options;
   options.log_device_placement = placement_log != nullptr;
-  options.placement_log = placement_log;
+  options.log = placement_log;
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(options, graph));
   RETURN_IF_ERROR(session->Run({}, {}, {init.name()}).status());
   Trained trained;
@@ -76,7 +76,8 @@ absl::StatusOr<Trained> TrainOn(const std::string& device, std::FILE* placement_
 TEST_F(GpuSession, TrainsOnTheGpuAsOnTheCpu) {
   std::FILE* log = std::tmpfile();
   ASSERT_NE(log, nullptr);
-  ASSERT_OK_AND_ASSIGN(const Trained gpu, TrainOn("/gpu:0", log));
+  FileLogSink sink(log);
+  ASSERT_OK_AND_ASSIGN(const Trained gpu, TrainOn("/gpu:0", &sink));
   ASSERT_OK_AND_ASSIGN(const Trained cpu, TrainOn("/cpu:0", nullptr));
   std::rewind(log);
   std::string placement;

@@ -149,7 +149,8 @@ TEST(MultiDeviceSession, PlacementLogCountsTransfersPerDevice) {
   ASSERT_NE(log, nullptr);
   SessionOptions options;
   options.log_device_placement = true;
-  options.placement_log = log;
+  FileLogSink sink(log);
+  options.log = &sink;
   const GraphFn build = [](const Scope&, const std::function<Scope(int)>& on) {
     const Output a = testing::FloatConst(on(0).WithOpName("a"), {3}, TensorShape({}));
     ops::Neg(on(1).WithOpName("n"), a);

@@ -358,7 +358,8 @@ TEST(Session, LogsPlacementOncePerExecutor) {
   ASSERT_NE(log, nullptr);
   SessionOptions options;
   options.log_device_placement = true;
-  options.placement_log = log;
+  FileLogSink sink(log);
+  options.log = &sink;
   auto session = MakeSession(root, options);
   ASSERT_OK(session->Run({}, {"n"}));
   ASSERT_OK(session->Run({}, {"n:0"}));
@@ -394,7 +395,8 @@ TEST(Session, SoftPlacementRunsMissingDevicesOnTheLocalCpu) {
   ASSERT_NE(log, nullptr);
   SessionOptions options;
   options.log_device_placement = true;
-  options.placement_log = log;
+  FileLogSink sink(log);
+  options.log = &sink;
   options.allow_soft_placement = true;
   auto session = MakeSession(root, options);
   ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"c"}));

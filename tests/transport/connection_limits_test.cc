@@ -12,7 +12,7 @@ using ::rill::testing::CapturedLog;
 using ::rill::testing::StatusIs;
 using ::testing::HasSubstr;
 
-std::shared_ptr<ServerLoad> Server(ConnectionLimitOptions options, std::FILE* log) {
+std::shared_ptr<ServerLoad> Server(ConnectionLimitOptions options, LogSink* log) {
   return ServerLoad::Create(options, 7, log);
 }
 
@@ -30,7 +30,7 @@ TEST(ConnectionLoad, DefaultsFollowTheTensorLimitAndTheMachine) {
 TEST(ConnectionLoad, AMessageOverTheConnectionsLimitIsRefusedAndNothingIsHeld) {
   CapturedLog log;
   auto server =
-      Server({.max_bytes_per_connection = 1000, .max_buffered_bytes = 1 << 20}, log.file());
+      Server({.max_bytes_per_connection = 1000, .max_buffered_bytes = 1 << 20}, log.sink());
   auto connection = server->Connect("127.0.0.1:5");
   absl::StatusOr<ConnectionLoad::Ticket> first = connection->Reserve(600);
   ASSERT_OK(first);
@@ -50,7 +50,7 @@ TEST(ConnectionLoad, LargeMessagesLeaveAnEighthOfTheBudgetToSmallOnes) {
   CapturedLog log;
   const int64_t budget = int64_t{8} << 20;
   auto server =
-      Server({.max_bytes_per_connection = budget, .max_buffered_bytes = budget}, log.file());
+      Server({.max_bytes_per_connection = budget, .max_buffered_bytes = budget}, log.sink());
   auto a = server->Connect("a");
   auto b = server->Connect("b");
   absl::StatusOr<ConnectionLoad::Ticket> large = a->Reserve(budget / 8 * 7);
@@ -74,7 +74,7 @@ TEST(ConnectionLoad, LargeMessagesLeaveAnEighthOfTheBudgetToSmallOnes) {
 
 TEST(ConnectionLoad, CallsOverTheLimitAreRefusedThenDroppedAndAdmittedOnceRepliesAreWritten) {
   CapturedLog log;
-  auto server = Server({.max_calls_per_connection = 2}, log.file());
+  auto server = Server({.max_calls_per_connection = 2}, log.sink());
   auto connection = server->Connect("127.0.0.1:5");
   auto call = [&] {
     absl::StatusOr<ConnectionLoad::Ticket> message = connection->Reserve(10);

@@ -73,7 +73,7 @@ class RawClient {
   zmq::socket_t dealer_;
 };
 
-std::unique_ptr<RpcServer> StartServer(const ConnectionLimitOptions& limits, std::FILE* log) {
+std::unique_ptr<RpcServer> StartServer(const ConnectionLimitOptions& limits, LogSink* log) {
   RpcServerOptions options;
   options.bind_address = "tcp://127.0.0.1:0";
   options.bind_ipc = false;
@@ -115,7 +115,7 @@ int64_t PeakResidentBytes() {
 
 TEST(RpcServerLimits, AMessageOfEmptyFramesEndsItsConnectionAndTheServerServesOn) {
   CapturedLog log;
-  auto server = StartServer({}, log.file());
+  auto server = StartServer({}, log.sink());
   ASSERT_NE(server, nullptr);
   ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(server->port()));
   // 40 million empty frames (80 MB), until the server hangs up.
@@ -129,7 +129,7 @@ TEST(RpcServerLimits, AMessageOfEmptyFramesEndsItsConnectionAndTheServerServesOn
 
 TEST(RpcServerLimits, GigabytesAMessageDeclaresAreReadWithoutBeingKeptAndRefused) {
   CapturedLog log;
-  auto server = StartServer({.max_bytes_per_connection = 16 << 20}, log.file());
+  auto server = StartServer({.max_bytes_per_connection = 16 << 20}, log.sink());
   ASSERT_NE(server, nullptr);
   constexpr int64_t kDeclared = int64_t{256} << 20;
   const int64_t peak_before = PeakResidentBytes();
@@ -163,7 +163,7 @@ TEST(RpcServerLimits, MessagesPastTheServersBudgetAreRefusedWhileSmallCallsPass)
   options.bind_address = "tcp://127.0.0.1:0";
   options.bind_ipc = false;
   options.limits = {.max_bytes_per_connection = 32 << 20, .max_buffered_bytes = 16 << 20};
-  options.log = log.file();
+  options.log = log.sink();
   // Holds its request (and so its bytes) until released.
   RpcHandler hold = [release](RpcMessage request, RpcDone done) {
     std::thread([release, request = std::move(request), done = std::move(done)] {
@@ -212,7 +212,7 @@ TEST(RpcServerLimits, MessagesPastTheServersBudgetAreRefusedWhileSmallCallsPass)
 TEST(RpcServerLimits, IdleConnectionsGiveTheirPlacesToNewOnes) {
   CapturedLog log;
   auto server =
-      StartServer({.max_connections = 8, .idle_timeout = absl::Milliseconds(300)}, log.file());
+      StartServer({.max_connections = 8, .idle_timeout = absl::Milliseconds(300)}, log.sink());
   ASSERT_NE(server, nullptr);
   std::vector<std::unique_ptr<RawZmtpPeer>> idle;
   for (int i = 0; i < 10; ++i) {
@@ -230,7 +230,7 @@ TEST(RpcServerLimits, IdleConnectionsGiveTheirPlacesToNewOnes) {
 
 TEST(RpcServerLimits, HandshakesAndMessagesThatStallAreDropped) {
   CapturedLog log;
-  auto server = StartServer({.idle_timeout = absl::Milliseconds(300)}, log.file());
+  auto server = StartServer({.idle_timeout = absl::Milliseconds(300)}, log.sink());
   ASSERT_NE(server, nullptr);
   ASSERT_OK_AND_ASSIGN(auto silent,
                        RawZmtpPeer::Connect(server->port(), RawZmtpPeer::Stop::kAfterGreeting));
@@ -253,7 +253,7 @@ TEST(RpcServerLimits, HandshakesAndMessagesThatStallAreDropped) {
 
 TEST(RpcServerLimits, AClientThatNeverReadsIsRefusedThenDroppedAndServedAgainOnceItReads) {
   CapturedLog log;
-  auto server = StartServer({.max_calls_per_connection = 4}, log.file());
+  auto server = StartServer({.max_calls_per_connection = 4}, log.sink());
   ASSERT_NE(server, nullptr);
   RawClient flooder(server->port(), /*receive_buffer=*/4096);
   constexpr int kCalls = 100;
@@ -290,7 +290,7 @@ TEST(RpcServerLimits, AClientThatNeverReadsIsRefusedThenDroppedAndServedAgainOnc
 
 TEST(RpcServerLimits, ConnectionsOverTheCapAreToldWhyAndServedOnceOneCloses) {
   CapturedLog log;
-  auto server = StartServer({.max_connections = 1}, log.file());
+  auto server = StartServer({.max_connections = 1}, log.sink());
   ASSERT_NE(server, nullptr);
   auto first = std::make_unique<RawClient>(server->port());
   EXPECT_EQ(first->Call("Small", 1), absl::StatusCode::kOk);

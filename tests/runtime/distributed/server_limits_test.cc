@@ -31,7 +31,7 @@ class ServerLimitsTest : public ::testing::Test {
  protected:
   void Start(const ServerLimits& limits) {
     ServerOptions options;
-    options.log = log_.file();
+    options.log = log_.sink();
     options.limits = limits;
     server_limits_ = limits;
     ASSERT_OK_AND_ASSIGN(auto servers, Server::CreateLocalCluster({{"localhost", 1}}, options));

@@ -236,7 +236,7 @@ TEST(Server, MalformedTargetsAreRejected) {
 TEST(Server, StoppingCancelsTheStepsItStillRuns) {
   testing::CapturedLog log;
   ServerOptions options;
-  options.log = log.file();
+  options.log = log.sink();
   ASSERT_OK_AND_ASSIGN(auto servers, Server::CreateLocalCluster({{"localhost", 1}}, options));
   const std::string device = "/job:localhost/replica:0/task:0/device:CPU:0";
   const Scope root = ops::NewRootScope().WithDevice(device);

@@ -95,7 +95,7 @@ TEST(WorkerStepTable, PushesForStepsNotBegunAreBoundedInStepsAndBytes) {
   CapturedLog log;
   const int64_t push = 16 + Overhead();
   WorkerStepTable table(kWorker0, nullptr, {.max_steps = 2, .max_bytes = 2 * push + 30},
-                        log.file());
+                        log.sink());
   const Tensor sixteen_bytes(DT_FLOAT, TensorShape({4}));
   ASSERT_OK(Push(table, 1, "a", sixteen_bytes));
   ASSERT_OK(Push(table, 2, "a", sixteen_bytes));
@@ -117,7 +117,7 @@ TEST(WorkerStepTable, PushesForStepsNotBegunAreBoundedInStepsAndBytes) {
 
 TEST(WorkerStepTable, PushesForStepsThatNeverBeginExpire) {
   CapturedLog log;
-  WorkerStepTable table(kWorker0, nullptr, {.deadline = absl::Seconds(10)}, log.file());
+  WorkerStepTable table(kWorker0, nullptr, {.deadline = absl::Seconds(10)}, log.sink());
   ASSERT_OK(Push(table, 7, "e"));
   ASSERT_OK(Push(table, 8, "e"));
   ASSERT_NE(table.Begin(8, std::make_shared<StepCancellation>()), nullptr);

@@ -66,7 +66,8 @@ class LoggingManager {
   explicit LoggingManager(const Model& model)
       : path_(::rill::testing::MakeTempDir() + "/log"),
         log_(std::fopen(path_.c_str(), "w")),
-        manager_(model.graph, model.scaffold, Options(log_)) {}
+        sink_(log_),
+        manager_(model.graph, model.scaffold, Options(&sink_)) {}
   ~LoggingManager() { std::fclose(log_); }
   SessionManager& manager() { return manager_; }
   std::string Logged() {
@@ -75,13 +76,14 @@ class LoggingManager {
   }
 
  private:
-  static SessionManagerOptions Options(std::FILE* log) {
+  static SessionManagerOptions Options(LogSink* log) {
     SessionManagerOptions options;
     options.log = log;
     return options;
   }
   const std::string path_;
   std::FILE* const log_;
+  FileLogSink sink_;
   SessionManager manager_;
 };
 
@@ -303,8 +305,7 @@ TEST(MonitoredSessionTest, RecoversFromUnavailableByRestoringTheLastCheckpoint) 
   int failures = 0;
   MonitoredSessionOptions options;
   options.recovery_wait = absl::Milliseconds(1);
-  std::FILE* log = std::tmpfile();
-  options.log = log;
+  options.log = LogSink::Discard();
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<MonitoredSession> session,
       MonitoredSession::Create(
@@ -318,7 +319,6 @@ TEST(MonitoredSessionTest, RecoversFromUnavailableByRestoringTheLastCheckpoint) 
   ASSERT_OK(session->Run({}, {}, {"train"}));  // Fails twice, then w = 2 + 1.
   EXPECT_EQ(session->sessions_created(), 3);
   EXPECT_EQ(Fetch(*session->raw_session(), "w"), 3.f);
-  std::fclose(log);
 
   // Other errors end the session's use.
   failures = 1;

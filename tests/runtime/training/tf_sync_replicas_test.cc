@@ -91,7 +91,7 @@ absl::StatusOr<Worker> MakeWorker(int id, int num_workers, int replicas_to_aggre
   session_options.is_chief = is_chief;
   session_options.manager.session_options.target = target;
   session_options.manager.recovery_wait = absl::Milliseconds(50);
-  session_options.manager.log = QuietLog();
+  session_options.log = QuietLog();
   session_options.log_step_count_steps = 0;
   session_options.hooks.push_back(std::move(hook));
   ASSIGN_OR_RETURN(out.session, NewMonitoredTrainingSession(std::move(graph), std::move(scaffold),
