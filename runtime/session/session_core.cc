@@ -326,7 +326,8 @@ absl::Status SessionCore::Close() {
   {
     absl::MutexLock lock(&running_mu_);
     closing_ = true;
-    for (StepRun* step : running_) {
+    for (const auto& entry : running_) {
+      StepRun* const step = entry.first;
       int refs = step->refs.load(std::memory_order_relaxed);
       while (refs > 0 &&
              !step->refs.compare_exchange_weak(refs, refs + 1, std::memory_order_acq_rel)) {
@@ -341,7 +342,10 @@ absl::Status SessionCore::Close() {
   {
     absl::MutexLock lock(&running_mu_);
     running_mu_.Await(absl::Condition(
-        +[](absl::flat_hash_set<StepRun*>* running) { return running->empty(); }, &running_));
+        +[](absl::flat_hash_map<StepRun*, std::unique_ptr<StepRun>>* running) {
+          return running->empty();
+        },
+        &running_));
   }
   for (const auto& plan : plans) Deregister(*plan);
   return absl::OkStatus();

@@ -176,7 +176,8 @@ class SessionCore {
   // step takes it twice, and callbacks of an abort may finish steps.
   absl::Mutex running_mu_ ABSL_ACQUIRED_AFTER(mu_);
   bool closing_ ABSL_GUARDED_BY(running_mu_) = false;
-  absl::flat_hash_set<StepRun*> running_ ABSL_GUARDED_BY(running_mu_);
+  // The steps in flight, owned here until they finish.
+  absl::flat_hash_map<StepRun*, std::unique_ptr<StepRun>> running_ ABSL_GUARDED_BY(running_mu_);
 };
 
 }  // namespace rill

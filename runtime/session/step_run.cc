@@ -26,7 +26,8 @@ void SessionCore::Start(std::shared_ptr<const Resolved> resolved, const StepRequ
       return done(std::move(status));
     }
   }
-  auto* step = new StepRun();
+  auto owned = std::make_unique<StepRun>();
+  StepRun* const step = owned.get();
   step->result = result;
   step->done = std::move(done);
   const size_t n = plan.parts.size();
@@ -50,10 +51,10 @@ void SessionCore::Start(std::shared_ptr<const Resolved> resolved, const StepRequ
     absl::MutexLock lock(&running_mu_);
     if (closing_) {
       done = std::move(step->done);
-      delete step;
+      owned.reset();
       return done(absl::CancelledError("Session has been closed."));
     }
-    running_.insert(step);
+    running_.emplace(step, std::move(owned));
   }
   if (request.options.timeout_in_ms > 0) {
     step->refs.store(2, std::memory_order_relaxed);
@@ -132,11 +133,16 @@ void SessionCore::Finish(StepRun* step) {
     }
   }
   std::function<void(absl::Status)> done = std::move(step->done);
+  std::unique_ptr<StepRun> finished;
   {
     absl::MutexLock lock(&running_mu_);
-    running_.erase(step);
+    auto it = running_.find(step);
+    finished = std::move(it->second);
+    running_.erase(it);
   }
-  delete step;
+  // The step goes before `done`: the caller may close the session once it
+  // returns.
+  finished.reset();
   done(std::move(status));
 }
 
