@@ -171,7 +171,7 @@ void BM_SessionConv2DBackpropFilter(benchmark::State& state) {
 }
 
 // The largest workspace a cuDNN algorithm may take here: the cap of the
-// kernels (kMaxWorkspaceBytes in kernels/cuda/dnn_ops.cc), so that the
+// kernels (kMaxWorkspaceBytes in kernels/cuda/dnn_conv_ops.cc), so that the
 // baselines choose among the same candidates.
 constexpr size_t kCudnnWorkspaceBytes = size_t{256} << 20;
 

@@ -102,7 +102,7 @@ if [ -z "$data" ]; then
   else data=/usr/share/datasets/fashion-mnist; fi
 fi
 [ -n "$twin" ] || twin="$here/gpu_torch_twin.py"
-report="$here/gpu_check_report.py"
+helpers="$here/gpu_check_util.py"
 
 start_time=${EPOCHREALTIME:-$(date +%s.%N)}
 now() { echo "${EPOCHREALTIME:-$(date +%s.%N)}"; }
@@ -341,13 +341,7 @@ step_matmul() {
 
 # Free TCP ports on 127.0.0.1, N of them.
 free_ports() {
-  "$python" - "$1" 2> /dev/null <<'PY' && return
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
+  "$python" "$helpers" free-ports "$1" 2> /dev/null && return
   local ports=() p
   while [ "${#ports[@]}" -lt "$1" ]; do
     p=$((20000 + RANDOM % 40000))
@@ -417,18 +411,14 @@ step_distributed() {
   record "$name" "$status" "$step_secs" "$key"
 }
 
-# A summary of a Google Benchmark JSON file: "ok|errors|nogpu<TAB>key".
-bench_summary() {
-  "$python" "$report" bench-summary "$1"
-}
-
 step_gpu_bench() {
   local args=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true
               --benchmark_out="$out/gpu_bench.json" --benchmark_out_format=json)
   [ "$quick" -eq 1 ] && args+=(--benchmark_min_time=0.01)
   run_step gpu_bench 150 "$(bin_of benches/gpu_bench)" "${args[@]}" || return
   local summary status key
-  summary=$(bench_summary "$out/gpu_bench.json" 2>&1) || summary=$'errors\tcannot read gpu_bench.json'
+  summary=$("$python" "$helpers" bench-summary "$out/gpu_bench.json" 2>&1) ||
+    summary=$'errors\tcannot read gpu_bench.json'
   key=${summary#*$'\t'}
   case "$step_rc/${summary%%$'\t'*}" in
     124/*) status=TIMEOUT ;;
@@ -446,7 +436,7 @@ step_torch() {
   # stdout (the same JSON) goes to the log with the progress lines.
   run_step torch 150 "$python" "$twin" "${args[@]}" || return
   local status key
-  key=$("$python" "$report" torch-key "$out/torch.json" "$out/gpu_bench.json" 2>&1) ||
+  key=$("$python" "$helpers" torch-key "$out/torch.json" "$out/gpu_bench.json" 2>&1) ||
     key="no JSON: $(tail -1 "$out/torch.log" | cut -c1-80)"
   if [ "$step_rc" -eq 124 ]; then status=TIMEOUT
   elif [ "$step_rc" -ne 0 ]; then status=FAIL
@@ -459,7 +449,7 @@ step_torch() {
 # rill beside PyTorch, from gpu_bench.json and torch.json: OUT/compare.md.
 compare() {
   [ -f "$out/gpu_bench.json" ] && [ -f "$out/torch.json" ] || return 0
-  "$python" "$report" compare "$out/gpu_bench.json" "$out/torch.json" > "$work/compare.md" \
+  "$python" "$helpers" compare "$out/gpu_bench.json" "$out/torch.json" > "$work/compare.md" \
     2> /dev/null || return 0
   cp "$work/compare.md" "$out/compare.md"
   echo; cat "$out/compare.md"

@@ -2,7 +2,7 @@
 # Packs what benches/gpu_check.sh runs on a GPU machine into one folder to carry there: builds
 # nothing (build with CUDA first, e.g. `ninja -C build`), packs the binaries gpu_check.sh lists
 # (gpu_check.sh --list-binaries) and the libraries they need through device-pack.sh, and adds
-# gpu_check.sh, gpu_check_report.py, gpu_torch_twin.py and the Fashion-MNIST files.
+# gpu_check.sh, gpu_check_util.py, gpu_torch_twin.py and the Fashion-MNIST files.
 #
 #   benches/gpu_pack.sh [OUT_DIR] [--build DIR] [--device-pack PATH] [--data DIR|none] [--gz]
 #
@@ -76,7 +76,7 @@ if [ "$compress" = xz ]; then
 else
   cp "$stage/pack.tar.gz" "$out/"
 fi
-cp benches/gpu_check.sh benches/gpu_check_report.py benches/gpu_torch_twin.py "$out/"
+cp benches/gpu_check.sh benches/gpu_check_util.py benches/gpu_torch_twin.py "$out/"
 if [ "$data" != none ]; then
   mkdir -p "$out/fashion-mnist"
   for f in "$data"/{train,t10k}-{images-idx3,labels-idx1}-ubyte{,.gz}; do

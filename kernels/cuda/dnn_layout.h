@@ -1,4 +1,4 @@
-// What the cuDNN kernels (dnn_ops.cc) share: owned cuDNN descriptors,
+// What the cuDNN kernels (dnn_conv_ops.cc, dnn_pooling_ops.cc) share: owned cuDNN descriptors,
 // and the copies between a node's layout and cuDNN's padded NCHW.
 #ifndef RILL_KERNELS_CUDA_DNN_LAYOUT_H_
 #define RILL_KERNELS_CUDA_DNN_LAYOUT_H_

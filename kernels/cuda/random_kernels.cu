@@ -1,4 +1,4 @@
-// Device code of the random and cuDNN kernels (random_ops.cc, dnn_ops.cc):
+// Device code of the random and cuDNN kernels (random_ops.cc, dnn_conv_ops.cc, dnn_pooling_ops.cc):
 // element-wise maps over cuRAND's output and the layout copies around
 // cuDNN's calls.
 #include "kernels/cuda/launch.h"

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Reads gpu_check.sh's JSON results: gpu_bench's (Google Benchmark) and the PyTorch twin's.
+"""gpu_check.sh's helpers: its JSON results read (gpu_bench's, Google Benchmark's format, and the
+PyTorch twin's), and free ports.
 
-  gpu_check_report.py bench-summary GPU_BENCH_JSON   "ok|errors|nogpu<TAB>key" of the gpu_bench step
-  gpu_check_report.py torch-key TORCH_JSON GPU_BENCH_JSON   the torch step's key figure
-  gpu_check_report.py compare GPU_BENCH_JSON TORCH_JSON   rill beside PyTorch, a Markdown table;
-                                                          exits 1 when either side has nothing
+  gpu_check_util.py bench-summary GPU_BENCH_JSON   "ok|errors|nogpu<TAB>key" of the gpu_bench step
+  gpu_check_util.py torch-key TORCH_JSON GPU_BENCH_JSON   the torch step's key figure
+  gpu_check_util.py compare GPU_BENCH_JSON TORCH_JSON   rill beside PyTorch, a Markdown table;
+                                                        exits 1 when either side has nothing
+  gpu_check_util.py free-ports N   N free TCP ports of 127.0.0.1, on one line
 """
 import json
+import socket
 import sys
 
 
@@ -96,7 +99,15 @@ def compare(gpu_bench_json, torch_json):
         print(f"| {label} | {fmt(a)} | {fmt(b)} | {fmt(c)} | {ratio} |")
 
 
-COMMANDS = {"bench-summary": (bench_summary, 1), "torch-key": (torch_key, 2), "compare": (compare, 2)}
+def free_ports(count):
+    sockets = [socket.socket() for _ in range(int(count))]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    print(" ".join(str(s.getsockname()[1]) for s in sockets))
+
+
+COMMANDS = {"bench-summary": (bench_summary, 1), "torch-key": (torch_key, 2), "compare": (compare, 2),
+            "free-ports": (free_ports, 1)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS or len(sys.argv) != COMMANDS[sys.argv[1]][1] + 2:
