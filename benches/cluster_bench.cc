@@ -19,8 +19,6 @@
 namespace rill {
 namespace {
 
-LogSink* QuietLog() { return LogSink::Discard(); }
-
 // y = x * w + 1 with w on `ps` and the rest on `worker`.
 GraphDef SmallGraph(const std::string& ps, const std::string& worker) {
   const Scope root = ops::NewRootScope();
@@ -87,14 +85,14 @@ void BM_LocalSessionMatMulStep(benchmark::State& state) {
 }
 
 void BM_ClusterMatMulStepOneTask(benchmark::State& state) {
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(LogSink::Discard());
   if (!server.ok()) return state.SkipWithError("no server");
   std::unique_ptr<Session> session = Connect((*server)->target(), MatMulGraph());
   RunSteps(state, session.get(), /*feed_x=*/false);
 }
 
 void BM_ClusterStepOneTask(benchmark::State& state) {
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(LogSink::Discard());
   if (!server.ok()) return state.SkipWithError("no server");
   std::unique_ptr<Session> session = Connect((*server)->target(), SmallGraph("", ""));
   RunSteps(state, session.get());
@@ -105,7 +103,7 @@ void BM_ClusterStepOneTask(benchmark::State& state) {
 // ps pushes w to the worker.
 void BM_ClusterStepTwoTasks(benchmark::State& state) {
   absl::StatusOr<std::vector<std::unique_ptr<Server>>> servers =
-      Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}, QuietLog());
+      Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}, LogSink::Discard());
   if (!servers.ok()) return state.SkipWithError("no cluster");
   std::unique_ptr<Session> session =
       Connect((*servers)[0]->target(), SmallGraph("/job:ps/task:0", "/job:worker/task:0"));
@@ -113,7 +111,7 @@ void BM_ClusterStepTwoTasks(benchmark::State& state) {
 }
 
 void BM_RpcRoundTrip(benchmark::State& state) {
-  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(QuietLog());
+  absl::StatusOr<std::unique_ptr<Server>> server = Server::CreateLocal(LogSink::Discard());
   if (!server.ok()) return state.SkipWithError("no server");
   RpcClientOptions options;
   options.address = (*server)->target().substr(6);

@@ -136,9 +136,7 @@ void SessionCore::Finish(StepRun* step) {
   std::unique_ptr<StepRun> finished;
   {
     absl::MutexLock lock(&running_mu_);
-    auto it = running_.find(step);
-    finished = std::move(it->second);
-    running_.erase(it);
+    finished = std::move(running_.extract(step).mapped());
   }
   // The step goes before `done`: the caller may close the session once it
   // returns.
