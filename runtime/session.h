@@ -4,7 +4,6 @@
 #define RILL_RUNTIME_SESSION_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>

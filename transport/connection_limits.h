@@ -5,7 +5,6 @@
 #define RILL_TRANSPORT_CONNECTION_LIMITS_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 

@@ -6,7 +6,6 @@
 #define RILL_TRANSPORT_RPC_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>

@@ -1,5 +1,6 @@
 #include "runtime/distributed/master_service.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -9,6 +10,7 @@
 #include "absl/synchronization/notification.h"
 #include "graph/status_macros.h"
 #include "runtime/distributed/rpc_body.h"
+#include "runtime/exec/continuations.h"
 #include "runtime/session/secure_random.h"
 #include "runtime/session/session_core.h"
 #include "transport/proto/cluster_rpc.pb.h"
@@ -281,7 +283,7 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
     StepResult result;
     RpcDone done;
   };
-  auto* call = new Call();
+  auto call = std::make_shared<Call>();
   call->session = *std::move(session);
   for (int i = 0; i < parsed->feeds_size(); ++i) {
     call->feeds.emplace_back(parsed->feeds(i), std::move(request.tensors[i]));
@@ -295,21 +297,24 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
   call->step.fetches = call->fetches;
   call->step.targets = call->targets;
   // On the socket thread: quick nodes of this task's part run here.
-  call->step.start = StepStart::kQuickHere;
-  call->session->core->RunStep(call->step, &call->result, [this, call](absl::Status status) {
-    StepDone(*call->session);
-    RpcMessage reply;
-    if (status.ok()) {
-      RunStepReply body;
-      AppendStepStats(call->result.stats, body.mutable_step_stats());
-      body.set_placement_log(std::move(call->result.placement_log));
-      reply = Reply(body);
-      reply.tensors = std::move(call->result.outputs);
-    }
-    RpcDone done = std::move(call->done);
-    delete call;
-    done(std::move(status), std::move(reply));
-  });
+  call->step.runner = RunQuickHere;
+  call->session->core->RunStep(call->step, &call->result,
+                               [this, call](absl::Status status) mutable {
+                                 StepDone(*call->session);
+                                 RpcMessage reply;
+                                 if (status.ok()) {
+                                   RunStepReply body;
+                                   AppendStepStats(call->result.stats, body.mutable_step_stats());
+                                   body.set_placement_log(std::move(call->result.placement_log));
+                                   reply = Reply(body);
+                                   reply.tensors = std::move(call->result.outputs);
+                                 }
+                                 RpcDone done = std::move(call->done);
+                                 // Before the reply: once the client has its answer, nothing of the
+                                 // step holds the session.
+                                 call.reset();
+                                 done(std::move(status), std::move(reply));
+                               });
 }
 
 void MasterService::RenewSession(RpcMessage request, RpcDone done) {

@@ -5,7 +5,6 @@
 #ifndef RILL_RUNTIME_DISTRIBUTED_MASTER_SERVICE_H_
 #define RILL_RUNTIME_DISTRIBUTED_MASTER_SERVICE_H_
 
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>

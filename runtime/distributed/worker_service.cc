@@ -98,7 +98,7 @@ void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
   call.feeds = std::move(request.tensors);
   // On the transport's socket thread: quick nodes run right here, which
   // saves a small step two thread wakes.
-  call.start = StepStart::kQuickHere;
+  call.runner = RunQuickHere;
   call.abortable_by_step_id = true;
   {
     absl::MutexLock lock(&mu_);

@@ -16,6 +16,13 @@ thread_local bool t_quick_continuations = false;
 
 }  // namespace
 
+void RunHere(std::function<void()> closure) { closure(); }
+
+void RunQuickHere(std::function<void()> closure) {
+  QuickContinuationsHere quick;
+  closure();
+}
+
 QuickContinuationsHere::QuickContinuationsHere() : was_active_(t_quick_continuations) {
   t_quick_continuations = true;
 }

@@ -1,5 +1,5 @@
-// Scheduling hints that a thread gives the executor: nodes readied on
-// this thread wait for it (or run here) instead of waking a pool thread.
+// Where a step's work runs: runners that start it, and the hints a thread
+// gives the executor so that nodes readied on it need no thread wake.
 #ifndef RILL_RUNTIME_EXEC_CONTINUATIONS_H_
 #define RILL_RUNTIME_EXEC_CONTINUATIONS_H_
 
@@ -15,6 +15,18 @@ namespace rill {
 // ends, and the thread hands them to the pool before it starts a kernel
 // that may run long. A wake costs tens of microseconds; a partitioned step
 // that ping-pongs between devices would pay it at every crossing.
+// Runs a closure: at once on the calling thread, on a pool, later. The
+// executor hands a step's start to one (as TensorFlow's
+// Executor::Args::runner); whoever starts the step chooses where it runs.
+using Runner = std::function<void(std::function<void()>)>;
+
+// Runs `closure` at once on the calling thread.
+void RunHere(std::function<void()> closure);
+// Runs `closure` at once on the calling thread inside a
+// QuickContinuationsHere scope: for a thread that must stay responsive (a
+// transport's socket thread), which runs only the step's quick nodes.
+void RunQuickHere(std::function<void()> closure);
+
 class InlineContinuations {
  public:
   InlineContinuations();
@@ -35,9 +47,10 @@ class InlineContinuations {
 
 // While one is alive on a thread (a transport's socket thread delivering a
 // tensor from another task), nodes that an async kernel's completion on
-// this thread readies run here as Executor::RunAsyncQuickHere runs them:
-// quick ones within its budget, the rest on the pool. Without it they go
-// to the pool, a thread wake each time.
+// this thread readies, and steps started here, run quick nodes only: those
+// measured as quick, within a budget (Executor::kQuickRunBudgetNanos); the
+// rest go to the pool. Without it readied nodes go to the pool, a thread
+// wake each time.
 class QuickContinuationsHere {
  public:
   QuickContinuationsHere();

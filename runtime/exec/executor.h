@@ -91,10 +91,21 @@ class Executor {
     // them. A node error aborts it, so that the other partitions' pending
     // receives fail instead of waiting.
     Rendezvous* rendezvous = nullptr;
+    // Where RunAsync starts the step: it is handed the closure that runs
+    // the first nodes. RunHere: the calling thread runs every node it can
+    // (an async node waiting for another partition does not hold it), and
+    // what becomes ready later continues on the pool; `done` may be called
+    // before RunAsync returns. RunQuickHere: the same for a thread that
+    // must stay responsive; it runs only nodes known to be quick (not
+    // expensive, or measured under kMinHandOffNanos) and starts none after
+    // kQuickRunBudgetNanos; the rest go to the pool (all of them without
+    // parallel_nodes). Null: the inter-op pool.
+    Runner runner;
   };
   using DoneCallback = std::function<void(absl::Status)>;
 
-  // Runs one step; the calling thread runs nodes too. On success `fetched`
+  // Runs one step; the calling thread runs nodes too (`args.runner` is not
+  // used). On success `fetched`
   // holds one tensor per Params::fetches. Errors: a feed of the wrong dtype
   // or shape (nothing runs); the first kernel error as "node 'NAME' (OP):
   // message" with the kernel's code; FAILED_PRECONDITION "Attempting to use
@@ -102,25 +113,11 @@ class Executor {
   // through a value input (unless its op allows uninitialized input); or
   // the cancellation's status.
   absl::Status Run(const Args& args, std::vector<Tensor>* fetched) const;
-  // Starts a step on the inter-op pool and returns; `done` is called once,
-  // from some thread, when the step has finished. `args.feeds`,
+  // Starts a step where `args.runner` says and returns; `done` is called
+  // once, from some thread, when the step has finished. `args.feeds`,
   // `args.cancellation`, `args.stats` and `fetched` must stay valid until
   // then. REQUIRES: Params::inter_op_pool was set.
   void RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
-  // As RunAsync, but the calling thread first runs every node it can (an
-  // async node waiting for another partition does not hold it); what
-  // becomes ready later continues on the pool. `done` may be called before
-  // this returns. Starting the partitions of a step this way, one after
-  // another, saves a thread wake per partition.
-  void RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
-                            DoneCallback done) const;
-  // As RunAsyncStartingHere, for a thread that must stay responsive (a
-  // transport's socket thread): it runs only nodes known to be quick (not
-  // expensive, or measured under kMinHandOffNanos), and starts none after
-  // kQuickRunBudgetNanos; every other node, and whatever is left then, goes
-  // to the pool. Without parallel_nodes the
-  // whole step goes to the pool, as in RunAsync.
-  void RunAsyncQuickHere(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   static constexpr int64_t kQuickRunBudgetNanos = 200'000;
 
   // The nodes it runs, in a topological order.
@@ -137,12 +134,15 @@ class Executor {
 
   absl::Status Build(const Params& params);
   absl::Status CheckFeeds(const Args& args) const;
-  enum class StartOn { kPool, kThisThread, kThisThreadQuickOnly };
-  void Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
-             StartOn start_on) const;
+  // The step, ready for its roots to run; null when it has finished
+  // already (a bad feed, nothing to run).
+  PartitionRun* Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
   PartitionRun* StartStep(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const;
+  // Runs the roots on this thread, quick ones only on a QuickContinuationsHere
+  // thread.
+  void ProcessRootsHere(PartitionRun* step) const;
   void Process(PartitionRun* step, absl::Span<const int32_t> first) const;
-  // Process for RunAsyncQuickHere's thread.
+  // Process for a QuickContinuationsHere thread.
   void ProcessQuick(PartitionRun* step, absl::Span<const int32_t> first) const;
   // Runs a node's kernel; kPending: an async kernel finishes later, in
   // FinishAsync.

@@ -29,52 +29,45 @@ TensorValue Take(TensorValue& value) {
 absl::Status Executor::Run(const Args& args, std::vector<Tensor>* fetched) const {
   absl::Notification finished;
   absl::Status result;
-  RunAsyncStartingHere(args, fetched, [&](absl::Status status) {
+  PartitionRun* step = Begin(args, fetched, [&](absl::Status status) {
     result = std::move(status);
     finished.Notify();
   });
+  if (step != nullptr) ProcessRootsHere(step);
   finished.WaitForNotification();
   return result;
 }
 
 void Executor::RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const {
-  Begin(args, fetched, std::move(done), StartOn::kPool);
+  PartitionRun* step = Begin(args, fetched, std::move(done));
+  if (step == nullptr) return;
+  if (args.runner == nullptr) return ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
+  args.runner([this, step] { ProcessRootsHere(step); });
 }
 
-void Executor::RunAsyncStartingHere(const Args& args, std::vector<Tensor>* fetched,
-                                    DoneCallback done) const {
-  Begin(args, fetched, std::move(done), StartOn::kThisThread);
-}
-
-void Executor::RunAsyncQuickHere(const Args& args, std::vector<Tensor>* fetched,
-                                 DoneCallback done) const {
-  Begin(args, fetched, std::move(done),
-        parallel_nodes_ ? StartOn::kThisThreadQuickOnly : StartOn::kPool);
-}
-
-void Executor::Begin(const Args& args, std::vector<Tensor>* fetched, DoneCallback done,
-                     StartOn start_on) const {
+Executor::PartitionRun* Executor::Begin(const Args& args, std::vector<Tensor>* fetched,
+                                        DoneCallback done) const {
   if (absl::Status status = CheckFeeds(args); !status.ok()) {
     done(std::move(status));
-    return;
+    return nullptr;
   }
   PartitionRun* step = StartStep(args, fetched, std::move(done));
   if (roots_.empty()) {
     Finish(step);
-    return;
+    return nullptr;
   }
-  switch (start_on) {
-    case StartOn::kPool:
-      return ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
-    case StartOn::kThisThread: {
-      InlineContinuations scope;
-      return Process(step, roots_);
-    }
-    case StartOn::kThisThreadQuickOnly:
-      // No InlineContinuations scope: what another partition readies from
-      // here must not wait for (or run on) this thread.
-      return ProcessQuick(step, roots_);
+  return step;
+}
+
+void Executor::ProcessRootsHere(PartitionRun* step) const {
+  if (QuickContinuationsHere::Active() && pool_ != nullptr) {
+    // No InlineContinuations scope: what another partition readies from
+    // here must not wait for (or run on) this thread.
+    if (parallel_nodes_) return ProcessQuick(step, roots_);
+    return ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
   }
+  InlineContinuations scope;
+  Process(step, roots_);
 }
 
 void Executor::ProcessOnPool(PartitionRun* step, ReadyList first) const {

@@ -80,7 +80,6 @@ class DirectSession final : public Session {
     request.feeds = feeds;
     request.fetches = fetches;
     request.targets = targets;
-    request.start = StepStart::kHere;
     StepResult result;
     RETURN_IF_ERROR(core_->Run(request, &result));
     if (request.options.trace) metadata->step_stats = std::move(result.stats);

@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,7 +20,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -32,6 +30,7 @@
 #include "kernels/framework/kernel_registry.h"
 #include "placement/device_set.h"
 #include "placement/placer.h"
+#include "runtime/exec/continuations.h"
 #include "runtime/exec/step_stats.h"
 #include "runtime/session/partition_plan.h"
 #include "runtime/session/worker_interface.h"
@@ -73,8 +72,9 @@ struct StepRequest {
   absl::Span<const std::pair<std::string, Tensor>> feeds;
   absl::Span<const std::string> fetches;
   absl::Span<const std::string> targets;
-  // Where this process's worker starts the step's nodes.
-  StepStart start = StepStart::kHere;
+  // Where this process's worker starts the step's nodes
+  // (Executor::Args::runner; null: its inter-op pool).
+  Runner runner = RunHere;
 };
 
 struct StepResult {

@@ -41,7 +41,7 @@ void SessionCore::Start(std::shared_ptr<const Resolved> resolved, const StepRequ
     call.graph_handle = part.graph_handle;
     call.step_id = step_id;
     call.trace = request.options.trace;
-    call.start = request.start;
+    call.runner = request.runner;
     call.feeds.reserve(part.feeds.size());
     for (int j : part.feeds) call.feeds.push_back(request.feeds[resolved->feed_order[j]].second);
   }

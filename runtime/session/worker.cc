@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "runtime/device/device_factory.h"
+#include "runtime/exec/continuations.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/local_rendezvous.h"
 #include "runtime/exec/step_join.h"
@@ -222,21 +223,13 @@ void Worker::Start(GraphRun* step) const {
       Finish(step);
     }
   };
-  const StepStart start = call.start;
   // Pointers only: a deferred start may run on the pool after this returns.
   const RegisteredGraph* g = &graph;
   RunGraphCall* c = &call;
-  const auto execute = [step, g, c, start](size_t p, Executor::DoneCallback done) {
+  const auto execute = [step, g, c](size_t p, Executor::DoneCallback done) {
     const Executor& executor = *g->partitions[p].executor;
     std::vector<Tensor>* fetched = g->direct_io ? &c->fetched : &step->fetched[p];
-    switch (start) {
-      case StepStart::kPool:
-        return executor.RunAsync(step->args[p], fetched, std::move(done));
-      case StepStart::kHere:
-        return executor.RunAsyncStartingHere(step->args[p], fetched, std::move(done));
-      case StepStart::kQuickHere:
-        return executor.RunAsyncQuickHere(step->args[p], fetched, std::move(done));
-    }
+    executor.RunAsync(step->args[p], fetched, std::move(done));
   };
   // A partition on a device with memory of its own gets its feeds copied
   // there first, and what it fetches copied back to the host.
@@ -252,19 +245,29 @@ void Worker::Start(GraphRun* step) const {
               });
             });
   };
-  if (start != StepStart::kHere || n == 1) {
+  if (call.runner == nullptr || n == 1) {
+    for (size_t p = 0; p < n; ++p) step->args[p].runner = call.runner;
     // `step` may be gone once the last partition has started.
     for (size_t p = 0; p < n; ++p) run(p);
     return;
   }
-  // This thread runs the first partition; the others start here after it
-  // (receives they complete wait for this thread too), unless it meets a
-  // kernel that may run long first: then they go to the pool.
-  InlineContinuations scope;
-  for (size_t p = 1; p < n; ++p) {
-    InlineContinuations::Defer(inter_op_pool_.get(), [run, p] { run(p); });
-  }
-  run(0);
+  // The runner starts every partition, on one thread, each running there as
+  // far as it goes.
+  for (size_t p = 0; p < n; ++p) step->args[p].runner = RunHere;
+  call.runner([run, n, pool = inter_op_pool_.get()] {
+    if (QuickContinuationsHere::Active()) {
+      for (size_t p = 0; p < n; ++p) run(p);
+      return;
+    }
+    // The first partition runs first; the others start after it (receives
+    // they complete wait for this thread too), unless it meets a kernel
+    // that may run long first: then they go to the pool.
+    InlineContinuations scope;
+    for (size_t p = 1; p < n; ++p) {
+      InlineContinuations::Defer(pool, [run, p] { run(p); });
+    }
+    run(0);
+  });
 }
 
 void Worker::Finish(GraphRun* step) const {

@@ -5,19 +5,14 @@
 #ifndef RILL_RUNTIME_SESSION_WORKER_H_
 #define RILL_RUNTIME_SESSION_WORKER_H_
 
-#include <atomic>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/log_sink.h"
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/device/device.h"

@@ -15,27 +15,22 @@
 #include "absl/time/time.h"
 #include "graph/tensor.h"
 #include "kernels/framework/cancellation.h"
+#include "runtime/exec/continuations.h"
 #include "runtime/exec/step_stats.h"
 #include "transport/proto/cluster_rpc.pb.h"
 
 namespace rill {
-
-// Where the nodes of a step start running.
-enum class StepStart {
-  kPool,       // On the inter-op pool; the caller returns at once.
-  kHere,       // On the calling thread, as far as they go.
-  kQuickHere,  // Quick nodes on the calling thread (a transport's socket
-               // thread, which must stay responsive), the rest on the pool.
-};
 
 // One RunGraph: what the caller gives, what the worker fills, and how the
 // caller stops it.
 struct RunGraphCall {
   std::string_view graph_handle;  // Must stay valid until the call is done.
   uint64_t step_id = 0;
-  std::vector<Tensor> feeds;           // One per registered feed, in order.
-  bool trace = false;                  // Fill `stats`.
-  StepStart start = StepStart::kPool;  // Honoured by workers in this process.
+  std::vector<Tensor> feeds;  // One per registered feed, in order.
+  bool trace = false;         // Fill `stats`.
+  // Where the worker starts the step (Executor::Args::runner; null: its
+  // inter-op pool). Honoured by workers in this process.
+  Runner runner;
   // Also reachable by step id (AbortStep from another task); calls made in
   // this process are stopped through `cancellation` instead.
   bool abortable_by_step_id = false;
@@ -63,7 +58,7 @@ class WorkerInterface {
   virtual ~WorkerInterface() = default;
 
   // Whether calls reach the worker without serialization (this process's
-  // own task): its RunGraph honours RunGraphCall::start.
+  // own task): its RunGraph honours RunGraphCall::runner.
   virtual bool in_process() const = 0;
 
   // The full names of the task's devices.

@@ -5,7 +5,6 @@
 #define RILL_RUNTIME_SESSION_WORKER_STEP_TABLE_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>

@@ -544,7 +544,7 @@ TEST_F(ExecutorTest, NodesMeasuredAsQuickAreNotHandedToThePool) {
   EXPECT_THAT(TakeAbsThreads(), ElementsAre(std::this_thread::get_id()));
 }
 
-// RunAsyncQuickHere's step, and whether it had finished when the call
+// A step started by RunQuickHere, and whether it had finished when the call
 // returned.
 struct QuickStep {
   absl::Status status;
@@ -552,10 +552,12 @@ struct QuickStep {
   std::vector<Tensor> fetched;
 };
 
-QuickStep RunQuickHere(const Executor& executor) {
+QuickStep RunStepQuickHere(const Executor& executor) {
   QuickStep step;
   absl::Notification done;
-  executor.RunAsyncQuickHere(Executor::Args(), &step.fetched, [&](absl::Status status) {
+  Executor::Args args;
+  args.runner = RunQuickHere;
+  executor.RunAsync(args, &step.fetched, [&](absl::Status status) {
     step.status = std::move(status);
     done.Notify();
   });
@@ -570,7 +572,7 @@ TEST_F(ExecutorTest, QuickHereRunsNodesMeasuredAsQuickOnTheCallingThread) {
   std::vector<Tensor> fetched;
   for (int step = 0; step < 8; ++step) ASSERT_OK(executor->Run(Executor::Args(), &fetched));
   TakeAbsThreads();
-  const QuickStep step = RunQuickHere(*executor);
+  const QuickStep step = RunStepQuickHere(*executor);
   ASSERT_OK(step.status);
   EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(8));
   EXPECT_TRUE(step.finished_inline);
@@ -581,7 +583,7 @@ TEST_F(ExecutorTest, QuickHereLeavesUnmeasuredExpensiveNodesToThePool) {
   const Output sum = EightAbsNodes();
   ASSERT_OK_AND_ASSIGN(auto executor, Build({{sum.node(), 0}}));
   TakeAbsThreads();
-  const QuickStep step = RunQuickHere(*executor);
+  const QuickStep step = RunStepQuickHere(*executor);
   ASSERT_OK(step.status);
   EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(8));
   const std::set<std::thread::id> threads = TakeAbsThreads();
@@ -596,7 +598,7 @@ TEST_F(ExecutorTest, QuickHereHandsTheRestToThePoolOnceItsBudgetIsSpent) {
   const ops::Rsqrt y(root_.WithOpName("y"), ops::Rsqrt(root_, ops::Rsqrt(root_, c)));
   ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}));
   TakeSleeperThreads();
-  const QuickStep step = RunQuickHere(*executor);
+  const QuickStep step = RunStepQuickHere(*executor);
   ASSERT_OK(step.status);
   EXPECT_THAT(Values<float>(step.fetched[0]), ElementsAre(3));
   EXPECT_FALSE(step.finished_inline);
@@ -613,7 +615,7 @@ TEST_F(ExecutorTest, QuickHereWithoutParallelNodesRunsTheStepOnThePool) {
   const ops::Rsqrt y(root_.WithOpName("y"), c);
   ASSERT_OK_AND_ASSIGN(auto executor, Build({{y.node(), 0}}));
   TakeSleeperThreads();
-  const QuickStep step = RunQuickHere(*executor);
+  const QuickStep step = RunStepQuickHere(*executor);
   ASSERT_OK(step.status);
   const std::vector<std::thread::id> threads = TakeSleeperThreads();
   ASSERT_THAT(threads, SizeIs(1));
@@ -793,16 +795,17 @@ InlineCutStep RunCutGraphInline(const CutGraph& cut, Device* device,
   LocalRendezvous rendezvous;
   Executor::Args args;
   args.rendezvous = &rendezvous;
+  args.runner = RunHere;
   absl::Notification received;
   absl::Notification sent;
   std::vector<Tensor> nothing;
   {
     InlineContinuations scope;
-    receiver.RunAsyncStartingHere(args, &step.fetched, [&](absl::Status status) {
+    receiver.RunAsync(args, &step.fetched, [&](absl::Status status) {
       step.receiver = std::move(status);
       received.Notify();
     });
-    sender.RunAsyncStartingHere(args, &nothing, [&](absl::Status status) {
+    sender.RunAsync(args, &nothing, [&](absl::Status status) {
       step.sender = std::move(status);
       sent.Notify();
     });
@@ -883,7 +886,8 @@ TEST_F(ExecutorTest, QuickContinuationsRunWhereTheTensorArrives) {
     absl::Notification received;
     absl::Status status;
     std::vector<Tensor> fetched;
-    executors.receiver->RunAsyncQuickHere(args, &fetched, [&](absl::Status s) {
+    args.runner = RunQuickHere;
+    executors.receiver->RunAsync(args, &fetched, [&](absl::Status s) {
       status = std::move(s);
       received.Notify();
     });

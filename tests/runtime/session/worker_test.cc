@@ -138,11 +138,11 @@ TEST(Worker, RunsAGraphCutOverItsDevicesThroughOneLocalRendezvous) {
                        Registration(root, {"x"}, {"z", "y"}, Cpus(2)));
   ASSERT_EQ(request.partitions_size(), 2);
   ASSERT_OK_AND_ASSIGN(const std::string handle, Register(*worker, request));
-  for (StepStart start : {StepStart::kHere, StepStart::kPool, StepStart::kQuickHere}) {
+  for (const Runner& runner : {Runner(RunHere), Runner(), Runner(RunQuickHere)}) {
     RunGraphCall call;
     call.graph_handle = handle;
     call.step_id = 1;
-    call.start = start;
+    call.runner = runner;
     call.trace = true;
     call.feeds = {Tensor::FromVector<float>({1, 2}, TensorShape({2}))};
     ASSERT_OK(RunGraph(*worker, &call));
