@@ -80,8 +80,12 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
   ASSIGN_OR_RETURN(const std::string bind, BindAddress(options, address));
-  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Bind(options, bind));
-  RETURN_IF_ERROR(server->Serve(options, bind));
+  // Services first: a client that reaches the port finds them there, never
+  // a server still starting.
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, New(options));
+  ASSIGN_OR_RETURN(std::vector<RpcMethod> methods, server->MakeServices(options, bind));
+  RETURN_IF_ERROR(server->Listen(options, bind, std::move(methods)));
+  server->Started(options, bind);
   return server;
 }
 
@@ -131,24 +135,42 @@ absl::StatusOr<std::vector<std::unique_ptr<Server>>> Server::CreateLocalCluster(
   return servers;
 }
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options,
-                                                     const std::string& bind_address) {
+absl::StatusOr<std::unique_ptr<Server>> Server::New(const ServerOptions& options) {
   auto server = std::unique_ptr<Server>(new Server());
   ASSIGN_OR_RETURN(server->curve_, CurveKeysOf(options));
+  return server;
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Bind(const ServerOptions& options,
+                                                     const std::string& bind_address) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, New(options));
+  RETURN_IF_ERROR(server->Listen(options, bind_address, {}));
+  return server;
+}
+
+absl::Status Server::Listen(const ServerOptions& options, const std::string& bind_address,
+                            std::vector<RpcMethod> methods) {
   // Before the transport starts: its per-connection limit follows it.
   if (options.max_tensor_bytes > 0) SetMaxTensorBytes(options.max_tensor_bytes);
   RpcServerOptions rpc;
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
-  rpc.curve = server->curve_;
+  rpc.curve = curve_;
   rpc.limits = options.limits.connections;
   rpc.log = options.log;
-  // Calls are refused as "still starting" until Serve gives the methods.
-  ASSIGN_OR_RETURN(server->rpc_, RpcServer::Start(rpc));
-  return server;
+  ASSIGN_OR_RETURN(rpc_, RpcServer::Start(rpc, std::move(methods)));
+  return absl::OkStatus();
 }
 
 absl::Status Server::Serve(const ServerOptions& options, const std::string& bind_address) {
+  ASSIGN_OR_RETURN(std::vector<RpcMethod> methods, MakeServices(options, bind_address));
+  RETURN_IF_ERROR(rpc_->Serve(std::move(methods)));
+  Started(options, bind_address);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RpcMethod>> Server::MakeServices(const ServerOptions& options,
+                                                            const std::string& bind_address) {
   const TaskId& task = options.config.task;
   ASSIGN_OR_RETURN(const std::string address,
                    options.config.cluster.TaskAddress(task.job, task.index));
@@ -189,7 +211,10 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
   master_ = std::make_unique<MasterService>(master);
   std::vector<RpcMethod> methods = master_->Methods();
   for (RpcMethod& method : worker_service_->Methods()) methods.push_back(std::move(method));
-  RETURN_IF_ERROR(rpc_->Serve(std::move(methods)));
+  return methods;
+}
+
+void Server::Started(const ServerOptions& options, const std::string& bind_address) {
   // Often enough that a limit of a second or two is kept to within one.
   absl::Duration shortest = options.limits.pending_pushes.deadline;
   if (options.limits.session_idle_timeout > absl::ZeroDuration()) {
@@ -206,12 +231,11 @@ absl::Status Server::Serve(const ServerOptions& options, const std::string& bind
     }
   });
 
-  LogCluster(log, options.config.cluster);
-  log->Log("Started server with target: %s (%s, devices %s, bound to %s%s%s)", target_.c_str(),
-           worker.task.c_str(), absl::StrJoin(worker_->device_names(), ", ").c_str(),
-           bind_address.c_str(), rpc_->ipc_endpoint().empty() ? "" : " and ",
-           rpc_->ipc_endpoint().c_str());
-  return absl::OkStatus();
+  LogCluster(log_, options.config.cluster);
+  log_->Log("Started server with target: %s (%s, devices %s, bound to %s%s%s)", target_.c_str(),
+            worker_->task().c_str(), absl::StrJoin(worker_->device_names(), ", ").c_str(),
+            bind_address.c_str(), rpc_->ipc_endpoint().empty() ? "" : " and ",
+            rpc_->ipc_endpoint().c_str());
 }
 
 Server::~Server() {

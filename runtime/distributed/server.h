@@ -6,7 +6,6 @@
 #define RILL_RUNTIME_DISTRIBUTED_SERVER_H_
 
 #include <atomic>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -109,11 +108,21 @@ class Server {
 
  private:
   Server() = default;
+  // A server with its keys, nothing started.
+  static absl::StatusOr<std::unique_ptr<Server>> New(const ServerOptions& options);
   // Binds the transport; calls are refused until Serve.
   static absl::StatusOr<std::unique_ptr<Server>> Bind(const ServerOptions& options,
                                                       const std::string& bind_address);
-  // Starts the services for options.config's task.
+  // Starts the services for options.config's task on the bound transport.
   absl::Status Serve(const ServerOptions& options, const std::string& bind_address);
+  // Makes the services for options.config's task; returns their methods.
+  absl::StatusOr<std::vector<RpcMethod>> MakeServices(const ServerOptions& options,
+                                                      const std::string& bind_address);
+  // Binds the transport serving `methods` (none: refused until Serve).
+  absl::Status Listen(const ServerOptions& options, const std::string& bind_address,
+                      std::vector<RpcMethod> methods);
+  // Starts the janitor and logs that the server is up.
+  void Started(const ServerOptions& options, const std::string& bind_address);
 
   std::string target_;
   LogSink* log_ = LogSink::Stderr();
