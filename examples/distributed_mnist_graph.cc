@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,23 @@ absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_work
   return options;
 }
 
+// Appends TensorBoard's histograms of each variable ("hidden/weights") and
+// of its gradient ("hidden/weights/gradient", as tf.contrib.slim tags
+// them), built in `on_cpu`, to `summaries`. The variable is read where it
+// lives and its value sent, as tf.summary.histogram(var.op.name, var) does.
+void AddHistograms(const Scope& on_cpu, const std::vector<GradientAndVariable>& gradients,
+                   std::vector<ops::Input>* summaries) {
+  for (const GradientAndVariable& pair : gradients) {
+    const std::string& tag = pair.variable.name();
+    summaries->emplace_back(
+        ops::HistogramSummary(on_cpu.WithOpName(tag + "_summary"), tag, pair.variable.value()));
+    if (pair.gradient.node() == nullptr) continue;
+    const std::string gradient_tag = tag + "/gradient";
+    summaries->emplace_back(ops::HistogramSummary(on_cpu.WithOpName(gradient_tag + "_summary"),
+                                                  gradient_tag, pair.gradient));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& flags,
@@ -79,14 +97,15 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   compression.local_device = worker_device;
   // Top-k's residuals: this worker's own variables.
   CompressedGradients compressed;
+  // The gradients as the optimizer computed them, for their histograms.
+  std::vector<GradientAndVariable> gradients;
   // Every mode's updates: the gradients, lighter for the wire when asked, then `optimizer`'s.
-  const auto minimize = [&compression, &compressed](
+  const auto minimize = [&compression, &compressed, &gradients](
                             const Scope& scope, auto& optimizer, const Output& loss,
                             const std::vector<Variable>& variables,
                             const auto& global_step_arg) -> absl::StatusOr<Operation> {
-    ASSIGN_OR_RETURN(std::vector<GradientAndVariable> gradients,
-                     optimizer.ComputeGradients(scope, loss, variables));
-    ASSIGN_OR_RETURN(compressed, CompressGradients(scope, std::move(gradients), compression));
+    ASSIGN_OR_RETURN(gradients, optimizer.ComputeGradients(scope, loss, variables));
+    ASSIGN_OR_RETURN(compressed, CompressGradients(scope, gradients, compression));
     return optimizer.ApplyGradients(scope, compressed.gradients, global_step_arg);
   };
   if (config.sync_replicas) {
@@ -136,11 +155,13 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
   // Summaries and checkpoints are strings and files, which only a CPU
   // handles (TensorFlow has no GPU kernels for them either).
   const Scope on_cpu = root.WithDevice("/device:CPU:0");
-  const Output summaries = ops::MergeSummary(
-      on_cpu.WithOpName("summary_op"),
-      {ops::Input(ops::ScalarSummary(on_cpu.WithOpName("loss_summary"), "loss", model.loss)),
-       ops::Input(
-           ops::ScalarSummary(on_cpu.WithOpName("accuracy_summary"), "accuracy", model.accuracy))});
+  std::vector<ops::Input> summary_inputs = {
+      ops::Input(ops::ScalarSummary(on_cpu.WithOpName("loss_summary"), "loss", model.loss)),
+      ops::Input(
+          ops::ScalarSummary(on_cpu.WithOpName("accuracy_summary"), "accuracy", model.accuracy))};
+  AddHistograms(on_cpu, gradients, &summary_inputs);
+  const Output summaries =
+      ops::MergeSummary(on_cpu.WithOpName("summary_op"), std::move(summary_inputs));
   graph.loss = model.loss.name();
   graph.accuracy = model.accuracy.name();
   graph.train = model.train.name();

@@ -15,10 +15,12 @@
 
 namespace rill::examples {
 
-// The model, its global step, summaries, readiness op and saver, with the
-// variables on the ps tasks and everything else on this worker (on its
-// --device; summaries, the saver and the readiness report's string work
-// on its CPU, as TensorFlow puts them). Nodes are
+// The model, its global step, summaries (the loss, the accuracy, and the
+// histograms of each variable, "hidden/weights", and of its gradient,
+// "hidden/weights/gradient"), readiness op and saver, with the variables
+// on the ps tasks and everything else on this worker (on its --device;
+// summaries, the saver and the readiness report's string work on its CPU,
+// as TensorFlow puts them). Nodes are
 // named, since the graph outlives the scope that built it only as a
 // GraphDef.
 struct DistributedMnistGraph {

@@ -1,6 +1,7 @@
 // Device: where kernels run: its memory (the allocator), its per-device
-// state (ResourceMgr), the context kernels compute in, and copies between
-// its memory and the host's. CpuDevice is this process's CPU.
+// state (ResourceMgr), the context kernels compute in, copies between its
+// memory and the host's, and the profiler's op ranges. CpuDevice is this
+// process's CPU.
 #ifndef RILL_RUNTIME_DEVICE_DEVICE_H_
 #define RILL_RUNTIME_DEVICE_DEVICE_H_
 
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "graph/proto/node_def.pb.h"
 #include "kernels/framework/cpu_threads.h"
 #include "kernels/framework/device_context.h"
 #include "kernels/framework/op_kernel.h"
@@ -26,8 +28,11 @@ class Device {
  public:
   using StatusCallback = std::function<void(absl::Status)>;
 
-  Device(std::string name, std::string device_type)
-      : name_(std::move(name)), device_type_(std::move(device_type)) {}
+  // `annotates_ops`: the device overrides BeginOpRange and EndOpRange.
+  Device(std::string name, std::string device_type, bool annotates_ops = false)
+      : name_(std::move(name)),
+        device_type_(std::move(device_type)),
+        annotates_ops_(annotates_ops) {}
   virtual ~Device() = default;
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -60,9 +65,38 @@ class Device {
   virtual void CopyToHost(const Tensor& src, Tensor* dst, StatusCallback done) = 0;
   virtual void CopyFromHost(const Tensor& src, Tensor* dst, StatusCallback done) = 0;
 
+  // Profiler ranges: for a device that annotates ops, the executor calls
+  // BeginOpRange before a node's kernel computes (or, for an async kernel,
+  // starts) and EndOpRange when that call returns, on the same thread
+  // (ScopedOpRange), so that a profiler shows the kernel's work under the
+  // node's name. Fixed at construction, so that the executor reads a field
+  // instead of calling per node on devices without annotations.
+  bool annotates_ops() const { return annotates_ops_; }
+  virtual void BeginOpRange(const NodeDef& /*node*/) {}
+  virtual void EndOpRange() {}
+
  private:
   const std::string name_;
   const std::string device_type_;
+  const bool annotates_ops_;
+};
+
+// Brackets the kernel call of `node` with `device`'s op range, when the
+// device annotates ops; otherwise does nothing.
+class ScopedOpRange {
+ public:
+  ScopedOpRange(Device& device, const NodeDef& node)
+      : device_(device.annotates_ops() ? &device : nullptr) {
+    if (device_ != nullptr) device_->BeginOpRange(node);
+  }
+  ~ScopedOpRange() {
+    if (device_ != nullptr) device_->EndOpRange();
+  }
+  ScopedOpRange(const ScopedOpRange&) = delete;
+  ScopedOpRange& operator=(const ScopedOpRange&) = delete;
+
+ private:
+  Device* const device_;  // Null: no range.
 };
 
 // The caching allocator every CpuDevice of this process shares. It lives

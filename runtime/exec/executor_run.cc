@@ -214,45 +214,50 @@ Executor::NodeResult Executor::RunNode(PartitionRun* step, int32_t id) const {
   frame.device_context = device_->device_context();
   frame.rendezvous = step->rendezvous;
   absl::Status status;
-  if (const AsyncOpKernel* async = item.async; async != nullptr) {
-    frame.eigen_cpu = device_->eigen_cpu();
-    auto* run = new AsyncRun(frame);
-    run->start_micros = start_micros;
-    async->ComputeAsync(run->ctx, [this, step, id, run](absl::Status done_status) {
-      run->status = std::move(done_status);
+  {
+    // The device's profiler range covers the kernel's launches, not the
+    // bookkeeping after them.
+    const ScopedOpRange range(*device_, *item.def);
+    if (const AsyncOpKernel* async = item.async; async != nullptr) {
+      frame.eigen_cpu = device_->eigen_cpu();
+      auto* run = new AsyncRun(frame);
+      run->start_micros = start_micros;
+      async->ComputeAsync(run->ctx, [this, step, id, run](absl::Status done_status) {
+        run->status = std::move(done_status);
+        int expected = AsyncRun::kRunning;
+        // Acq_rel: whoever finishes the node must see the other's writes.
+        if (run->phase.compare_exchange_strong(expected, AsyncRun::kCallbackFirst,
+                                               std::memory_order_acq_rel)) {
+          return;  // Finished inline; RunNode carries on.
+        }
+        const bool ok = FinishNode(step, id, std::move(run->status), run->start_micros);
+        delete run;
+        FinishAsync(step, id, ok);
+      });
       int expected = AsyncRun::kRunning;
-      // Acq_rel: whoever finishes the node must see the other's writes.
-      if (run->phase.compare_exchange_strong(expected, AsyncRun::kCallbackFirst,
+      if (run->phase.compare_exchange_strong(expected, AsyncRun::kReturnedFirst,
                                              std::memory_order_acq_rel)) {
-        return;  // Finished inline; RunNode carries on.
+        return NodeResult::kPending;
       }
-      const bool ok = FinishNode(step, id, std::move(run->status), run->start_micros);
+      status = std::move(run->status);
       delete run;
-      FinishAsync(step, id, ok);
-    });
-    int expected = AsyncRun::kRunning;
-    if (run->phase.compare_exchange_strong(expected, AsyncRun::kReturnedFirst,
-                                           std::memory_order_acq_rel)) {
-      return NodeResult::kPending;
-    }
-    status = std::move(run->status);
-    delete run;
-  } else if (item.expensive) {
-    KernelCost& cost = costs_[id];
-    const bool parallel = parallel_kernels_ && cost.UseParallel();
-    frame.eigen_cpu = parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
-    const auto start = std::chrono::steady_clock::now();
-    {
+    } else if (item.expensive) {
+      KernelCost& cost = costs_[id];
+      const bool parallel = parallel_kernels_ && cost.UseParallel();
+      frame.eigen_cpu = parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
+      const auto start = std::chrono::steady_clock::now();
+      {
+        KernelContext ctx(frame);
+        status = item.kernel->Compute(ctx);
+      }
+      cost.Record(parallel, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count());
+    } else {
+      frame.eigen_cpu = device_->eigen_cpu();
       KernelContext ctx(frame);
       status = item.kernel->Compute(ctx);
     }
-    cost.Record(parallel, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count());
-  } else {
-    frame.eigen_cpu = device_->eigen_cpu();
-    KernelContext ctx(frame);
-    status = item.kernel->Compute(ctx);
   }
   return FinishNode(step, id, std::move(status), start_micros) ? NodeResult::kDone
                                                                : NodeResult::kFailed;

@@ -2,14 +2,18 @@
 // here) as users run it: one process per task on 127.0.0.1. A worker that
 // starts before the chief waits; a killed chief or ps comes back and
 // training goes on from the last checkpoint.
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -17,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "graph/proto/event.pb.h"
 #include "io/bundle_reader.h"
+#include "io/histogram.h"
 #include "io/record_reader.h"
 #include "runtime/distributed/remote_session.h"
 #include "runtime/training/checkpoint_state.h"
@@ -28,6 +33,68 @@ namespace rill {
 namespace {
 
 using ::testing::HasSubstr;
+
+// How distributed_mnist tags a gradient's histogram: "<variable>/gradient".
+constexpr std::string_view kGradientSuffix = "/gradient";
+
+// The elements of the MLP's variables, the counts of their histograms and
+// of their gradients'.
+const std::map<std::string, double, std::less<>>& MlpVariableSizes() {
+  static const auto* const sizes = new std::map<std::string, double, std::less<>>{
+      {"hidden/weights", 784 * 128},
+      {"hidden/biases", 128},
+      {"logits/weights", 128 * 10},
+      {"logits/biases", 10},
+  };
+  return *sizes;
+}
+
+// Checks that `histo` counts `num` values and is encoded as TensorFlow
+// writes a histogram (Histogram::EncodeToProto): each non-empty bucket as
+// its own default limit and count, each run of empty buckets as one entry
+// (the run's last limit, count 0), the entries covering every default
+// bucket in order up to DBL_MAX; min and max lie in the first and last
+// non-empty buckets.
+void ExpectTensorFlowHistogram(const std::string& tag, const HistogramProto& histo, double num) {
+  const std::vector<double>& limits = Histogram::DefaultBucketLimits();
+  ASSERT_EQ(histo.bucket_size(), histo.bucket_limit_size()) << tag;
+  size_t next = 0;  // The first default bucket no entry has covered yet.
+  bool after_empty_run = false;
+  double counted = 0;
+  std::optional<size_t> first_nonempty;
+  size_t last_nonempty = 0;
+  for (int i = 0; i < histo.bucket_size(); ++i) {
+    const double limit = histo.bucket_limit(i);
+    const auto found = std::lower_bound(limits.begin() + next, limits.end(), limit);
+    ASSERT_TRUE(found != limits.end() && *found == limit)
+        << tag << ": bucket_limit[" << i << "] = " << limit
+        << " is not the next of TensorFlow's default limits";
+    const size_t index = found - limits.begin();
+    if (histo.bucket(i) > 0) {
+      EXPECT_EQ(index, next) << tag << ": non-empty bucket " << i << " stands for several";
+      if (!first_nonempty.has_value()) first_nonempty = index;
+      last_nonempty = index;
+      after_empty_run = false;
+    } else {
+      EXPECT_EQ(histo.bucket(i), 0) << tag;
+      EXPECT_FALSE(after_empty_run) << tag << ": a run of empty buckets split at " << i;
+      after_empty_run = true;
+    }
+    counted += histo.bucket(i);
+    next = index + 1;
+  }
+  EXPECT_EQ(next, limits.size()) << tag << ": the buckets stop short of DBL_MAX";
+  EXPECT_EQ(counted, num) << tag;
+  EXPECT_EQ(histo.num(), num) << tag;
+  ASSERT_TRUE(first_nonempty.has_value()) << tag;
+  // Bucket i holds limits[i-1] <= v < limits[i]; bucket 0 (below -DBL_MAX)
+  // stays empty.
+  ASSERT_GT(*first_nonempty, 0u) << tag;
+  EXPECT_LT(histo.min(), limits[*first_nonempty]) << tag;
+  EXPECT_GE(histo.min(), limits[*first_nonempty - 1]) << tag;
+  EXPECT_LT(histo.max(), limits[last_nonempty]) << tag;
+  EXPECT_GE(histo.max(), limits[last_nonempty - 1]) << tag;
+}
 
 class DistributedMnist : public ::testing::Test {
  protected:
@@ -131,21 +198,42 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
                            std::istreambuf_iterator<char>());
   EXPECT_THAT(mapped, HasSubstr("memfd:rill-tensors"));
   // The chief's summaries read back: the loss every 100 steps, the step
-  // rate, a START and the checkpoints.
+  // rate, a START and the checkpoints; with the loss, a histogram of each
+  // variable and of its gradient, counting its elements.
   std::set<std::string> tags;
   std::set<int> session_logs;
+  std::map<std::string, int> histograms;  // Tag -> how many.
+  int loss_summaries = 0;
   for (const auto& entry : std::filesystem::directory_iterator(logdir_)) {
     if (!entry.path().filename().string().starts_with("events.out.tfevents.")) continue;
     ASSERT_OK_AND_ASSIGN(std::vector<std::string> records, ReadAllRecords(entry.path().string()));
     for (const std::string& record : records) {
       Event event;
       ASSERT_TRUE(event.ParseFromString(record));
-      for (const Summary::Value& value : event.summary().value()) tags.insert(value.tag());
+      for (const Summary::Value& value : event.summary().value()) {
+        tags.insert(value.tag());
+        loss_summaries += value.tag() == "loss";
+        if (!value.has_histo()) continue;
+        ++histograms[value.tag()];
+        std::string_view variable = value.tag();
+        if (variable.ends_with(kGradientSuffix)) variable.remove_suffix(kGradientSuffix.size());
+        const auto size = MlpVariableSizes().find(variable);
+        if (size == MlpVariableSizes().end()) {
+          ADD_FAILURE() << "a histogram of no variable: " << value.tag();
+        } else {
+          ExpectTensorFlowHistogram(value.tag(), value.histo(), size->second);
+        }
+      }
       if (event.has_session_log()) session_logs.insert(event.session_log().status());
     }
   }
   EXPECT_THAT(tags, ::testing::IsSupersetOf({"loss", "accuracy", "global_step/sec"}));
   EXPECT_THAT(session_logs, ::testing::IsSupersetOf({SessionLog::START, SessionLog::CHECKPOINT}));
+  EXPECT_GT(loss_summaries, 0);
+  for (const auto& [variable, size] : MlpVariableSizes()) {
+    EXPECT_EQ(histograms[variable], loss_summaries) << variable;
+    EXPECT_EQ(histograms[variable + std::string(kGradientSuffix)], loss_summaries) << variable;
+  }
 }
 
 // A cluster spec of 4,000 workers, all but the chief down (as a big job

@@ -132,6 +132,12 @@ class CudaDevice final : public Device {
     gpu_->CopyFromHost(src, dst, std::move(done));
   }
 
+  // An NVTX range in the domain "rill", named after the node and colored
+  // by its op, so that Nsight tools show each op's kernels under its name.
+  // NVTX ranges are per thread: any thread may push one and pop its own.
+  void BeginOpRange(const NodeDef& node) override;
+  void EndOpRange() override;
+
  private:
   GpuState* const gpu_;
   std::shared_ptr<CpuThreads> host_threads_;

@@ -1,6 +1,6 @@
 // The process's GPUs as Devices: names, virtual devices, copies between
-// host and GPU memory, the memory limit. Without a GPU only the option
-// checks run; the rest skip, saying why.
+// host and GPU memory, the memory limit, NVTX op ranges. Without a GPU
+// only the option checks run; the rest skip, saying why.
 #include "runtime/device/gpu_devices.h"
 
 #include <cstring>
@@ -11,8 +11,10 @@
 
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
+#include "graph/proto/node_def.pb.h"
 #include "graph/status_macros.h"
 #include "gtest/gtest.h"
+#include "runtime/device/device.h"
 #include "runtime/device/device_query.h"
 #include "tests/test_util.h"
 
@@ -146,6 +148,22 @@ TEST_F(GpuDevicesTest, TheMemoryLimitIsHonoured) {
                        AllOf(HasSubstr("GPU:0"), HasSubstr("out of memory"))));
   // What fits still does afterwards.
   ASSERT_OK(RoundTrip(*devices_[0], Tensor(DT_FLOAT, TensorShape({1024}))).status());
+}
+
+// Each op's work shows in Nsight under its node's name: an NVTX range,
+// which nests and leaves the device's work as it was.
+TEST_F(GpuDevicesTest, OpsRunInsideNvtxRangesNamedAfterTheirNodes) {
+  NodeDef node;
+  node.set_name("dense/MatMul");
+  node.set_op("MatMul");
+  for (const std::unique_ptr<Device>& device : devices_) {
+    EXPECT_TRUE(device->annotates_ops()) << device->name();
+    const ScopedOpRange outer(*device, node);
+    {
+      const ScopedOpRange inner(*device, node);
+      ASSERT_OK(RoundTrip(*device, RandomTensor(TensorShape({8, 8}), 3)).status());
+    }
+  }
 }
 
 TEST_F(GpuDevicesTest, ALaterSessionCannotChangeTheOptions) {
