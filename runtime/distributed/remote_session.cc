@@ -81,7 +81,10 @@ class RemoteSession final : public Session {
     if (placement_log_ != nullptr && !body.placement_log().empty()) {
       placement_log_->WriteLines(body.placement_log());
     }
-    if (request.trace()) AppendStepStats(body.step_stats(), &metadata->step_stats);
+    if (request.trace()) {
+      AppendStepStats(body.step_stats(), &metadata->step_stats);
+      AppendTaskClocks(body.step_stats(), &metadata->task_clocks);
+    }
     return std::move(reply.tensors);
   }
 

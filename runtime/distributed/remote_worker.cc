@@ -1,8 +1,11 @@
 #include "runtime/distributed/remote_worker.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "runtime/distributed/rpc_body.h"
 
 namespace rill {
@@ -78,18 +81,42 @@ void RemoteWorker::RunGraph(RunGraphCall* call, std::function<void(absl::Status)
   request.set_step_id(step_id);
   request.set_trace(call->trace);
   RpcMessage message{request.SerializeAsString(), call->feeds};
+  const int64_t sent_micros = absl::ToUnixMicros(absl::Now());
   // The caller enforces the step's deadline (it cancels the call);
   // heartbeats notice a task that stops answering.
   client_->Call("RunGraph", std::move(message), absl::InfiniteFuture(),
-                [this, call, token, done = std::move(done)](absl::Status status, RpcMessage reply) {
+                [this, call, token, sent_micros, done = std::move(done)](absl::Status status,
+                                                                         RpcMessage reply) {
                   call->cancellation.DeregisterCallback(token);
                   if (!status.ok()) return done(Annotate(std::move(status)));
                   absl::StatusOr<RunGraphReply> parsed = ParseReply<RunGraphReply>(reply, task_);
                   if (!parsed.ok()) return done(parsed.status());
                   call->fetched = std::move(reply.tensors);
-                  AppendStepStats(parsed->step_stats(), &call->stats);
+                  if (call->trace) {
+                    call->clock = ClockOf(*parsed, sent_micros, absl::ToUnixMicros(absl::Now()));
+                    const size_t first = call->stats.size();
+                    AppendStepStats(parsed->step_stats(), &call->stats);
+                    for (size_t i = first; i < call->stats.size(); ++i) {
+                      call->stats[i].start_micros -= call->clock.offset_micros;
+                      call->stats[i].end_micros -= call->clock.offset_micros;
+                    }
+                  }
                   done(absl::OkStatus());
                 });
+}
+
+TaskClock RemoteWorker::ClockOf(const RunGraphReply& reply, int64_t sent_micros,
+                                int64_t answered_micros) const {
+  // The worker's time between the two stamps is its own; what is left of
+  // the round trip is the network's, assumed the same both ways.
+  const int64_t there = reply.received_micros() - sent_micros;
+  const int64_t back = reply.replied_micros() - answered_micros;
+  TaskClock clock;
+  clock.task = task_;
+  clock.offset_micros = (there + back) / 2;
+  clock.network_micros = std::max<int64_t>(
+      0, (answered_micros - sent_micros) - (reply.replied_micros() - reply.received_micros()));
+  return clock;
 }
 
 }  // namespace rill

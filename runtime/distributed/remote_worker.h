@@ -3,6 +3,7 @@
 #ifndef RILL_RUNTIME_DISTRIBUTED_REMOTE_WORKER_H_
 #define RILL_RUNTIME_DISTRIBUTED_REMOTE_WORKER_H_
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/session/worker_interface.h"
@@ -28,6 +29,9 @@ class RemoteWorker final : public WorkerInterface {
  private:
   // The transport's failures name an address; this says which task.
   absl::Status Annotate(absl::Status status) const;
+  // This task's clock against ours, from a traced RunGraph sent at
+  // `sent_micros` and answered at `answered_micros` (our clock).
+  TaskClock ClockOf(const RunGraphReply& reply, int64_t sent_micros, int64_t answered_micros) const;
   void AbortStep(uint64_t step_id, const absl::Status& status);
 
   const std::string task_;

@@ -61,6 +61,7 @@ inline void AppendStepStats(const std::vector<NodeExecStats>& stats, StepStatsPr
     out->set_output_bytes(node.output_bytes);
     out->set_peer_device(node.peer_device);
     out->set_tensor_name(node.tensor_name);
+    if (node.memory_in_use >= 0) out->set_memory_in_use(node.memory_in_use);
   }
 }
 
@@ -68,7 +69,23 @@ inline void AppendStepStats(const StepStatsProto& proto, std::vector<NodeExecSta
   for (const NodeExecStatsProto& node : proto.nodes()) {
     stats->push_back(NodeExecStats{node.node_name(), node.op(), node.device(), node.start_micros(),
                                    node.end_micros(), node.output_bytes(), node.peer_device(),
-                                   node.tensor_name()});
+                                   node.tensor_name(),
+                                   node.has_memory_in_use() ? node.memory_in_use() : -1});
+  }
+}
+
+inline void AppendTaskClocks(const std::vector<TaskClock>& clocks, StepStatsProto* proto) {
+  for (const TaskClock& clock : clocks) {
+    TaskClockProto* out = proto->add_clocks();
+    out->set_task(clock.task);
+    out->set_offset_micros(clock.offset_micros);
+    out->set_network_micros(clock.network_micros);
+  }
+}
+
+inline void AppendTaskClocks(const StepStatsProto& proto, std::vector<TaskClock>* clocks) {
+  for (const TaskClockProto& clock : proto.clocks()) {
+    clocks->push_back(TaskClock{clock.task(), clock.offset_micros(), clock.network_micros()});
   }
 }
 

@@ -1,10 +1,12 @@
 #include "runtime/distributed/worker_service.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "runtime/distributed/rpc_body.h"
 #include "runtime/exec/continuations.h"
 #include "transport/proto/cluster_rpc.pb.h"
@@ -65,6 +67,7 @@ struct WorkerService::Run {
   RunGraphRequest request;
   RunGraphCall call;
   RpcDone done;
+  int64_t received_micros = 0;  // When the call came (traced calls say so).
 };
 
 WorkerService::~WorkerService() { CancelRunning(absl::CancelledError("the server is stopping")); }
@@ -86,9 +89,11 @@ int WorkerService::CancelRunning(const absl::Status& status) {
 }
 
 void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
+  const int64_t received_micros = absl::ToUnixMicros(absl::Now());
   absl::StatusOr<RunGraphRequest> parsed = ParseBody<RunGraphRequest>(request, "RunGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
   auto run = std::make_shared<Run>();
+  run->received_micros = received_micros;
   run->request = *std::move(parsed);
   run->done = std::move(done);
   RunGraphCall& call = run->call;
@@ -108,7 +113,11 @@ void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
     RpcMessage reply;
     if (status.ok()) {
       RunGraphReply body;
-      AppendStepStats(run->call.stats, body.mutable_step_stats());
+      if (run->call.trace) {
+        AppendStepStats(run->call.stats, body.mutable_step_stats());
+        body.set_received_micros(run->received_micros);
+        body.set_replied_micros(absl::ToUnixMicros(absl::Now()));
+      }
       reply = Reply(body);
       reply.tensors = std::move(run->call.fetched);
     }

@@ -24,6 +24,7 @@ const NodeDef& Executor::node_def(int i) const { return *items_[i].def; }
 
 absl::Status Executor::Build(const Params& params) {
   device_ = params.device;
+  counted_allocator_ = dynamic_cast<const CachingAllocator*>(device_->allocator());
   pool_ = params.inter_op_pool;
   parallel_nodes_ = params.parallel_nodes;
   parallel_kernels_ = device_->eigen_cpu()->numThreads() > 1;

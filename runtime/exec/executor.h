@@ -28,6 +28,7 @@
 #include "kernels/framework/kernel_registry.h"
 #include "kernels/framework/op_kernel.h"
 #include "kernels/framework/rendezvous.h"
+#include "runtime/device/caching_allocator.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/continuations.h"
 #include "runtime/exec/kernel_cost.h"
@@ -171,6 +172,9 @@ class Executor {
   void RecordStats(PartitionRun* step, const NodeItem& item, int64_t start_micros) const;
 
   Device* device_ = nullptr;
+  // The device's allocator when it counts its bytes (traced steps report
+  // them); else null.
+  const CachingAllocator* counted_allocator_ = nullptr;
   Eigen::ThreadPoolInterface* pool_ = nullptr;
   bool parallel_nodes_ = true;
   bool parallel_kernels_ = false;  // The device has more than one intra-op thread.

@@ -146,6 +146,7 @@ void Executor::RecordStats(PartitionRun* step, const NodeItem& item, int64_t sta
   stats.device = device_->name();
   stats.start_micros = start_micros;
   stats.end_micros = NowMicros();
+  if (counted_allocator_ != nullptr) stats.memory_in_use = counted_allocator_->Stats().bytes_in_use;
   if (const char* peer = item.def->op() == "_Send"   ? "recv_device"
                          : item.def->op() == "_Recv" ? "send_device"
                                                      : nullptr) {

@@ -28,10 +28,25 @@ struct NodeExecStats {
   std::string peer_device;
   // _Send and _Recv: the edge's name, which a send shares with its receive.
   std::string tensor_name;
+  // The bytes the device's allocator held when the node finished; -1 when
+  // the allocator does not count them.
+  int64_t memory_in_use = -1;
+};
+
+// How another task's clock stands against the one a step's stats are given
+// in: its nodes' times were shifted by -offset_micros. Measured from one
+// RunGraph's round trip (the task says when the call came and when it
+// answered, as NTP does); the offset is good to within half the network
+// time.
+struct TaskClock {
+  std::string task;            // "/job:worker/replica:0/task:1".
+  int64_t offset_micros = 0;   // The task's clock minus the gatherer's.
+  int64_t network_micros = 0;  // The round trip less the task's own time.
 };
 
 struct RunMetadata {
   std::vector<NodeExecStats> step_stats;  // One per node run, in completion order.
+  std::vector<TaskClock> task_clocks;     // One per other task whose nodes ran.
 };
 
 }  // namespace rill

@@ -82,7 +82,10 @@ class DirectSession final : public Session {
     request.targets = targets;
     StepResult result;
     RETURN_IF_ERROR(core_->Run(request, &result));
-    if (request.options.trace) metadata->step_stats = std::move(result.stats);
+    if (request.options.trace) {
+      metadata->step_stats = std::move(result.stats);
+      metadata->task_clocks = std::move(result.clocks);
+    }
     return std::move(result.outputs);
   }
 

@@ -80,6 +80,9 @@ struct StepRequest {
 struct StepResult {
   std::vector<Tensor> outputs;       // One per fetch, in order.
   std::vector<NodeExecStats> stats;  // When traced: every task's and device's nodes.
+  // When traced: the clocks of the other tasks whose stats were shifted
+  // into this process's clock.
+  std::vector<TaskClock> clocks;
   // With log_device_placement, when this step built a plan: its placement.
   std::string placement_log;
 };

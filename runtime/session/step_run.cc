@@ -129,7 +129,9 @@ void SessionCore::Finish(StepRun* step) {
     result.outputs.reserve(resolved.fetch_of.size());
     for (int f : resolved.fetch_of) result.outputs.push_back(fetched[f]);
     for (size_t p = 0; p < step->num_calls; ++p) {
-      for (NodeExecStats& node : step->calls[p].stats) result.stats.push_back(std::move(node));
+      RunGraphCall& call = step->calls[p];
+      for (NodeExecStats& node : call.stats) result.stats.push_back(std::move(node));
+      if (!call.clock.task.empty()) result.clocks.push_back(std::move(call.clock));
     }
   }
   std::function<void(absl::Status)> done = std::move(step->done);

@@ -38,6 +38,9 @@ struct RunGraphCall {
   // Filled on success: one per registered fetch, in order.
   std::vector<Tensor> fetched;
   std::vector<NodeExecStats> stats;
+  // A traced call to another task: its clock against this one's (its
+  // stats are already shifted into this clock); empty task otherwise.
+  TaskClock clock;
 
   // Cancelling it stops the step on the worker: its kernels see it, its
   // receives fail with the status.
