@@ -16,6 +16,7 @@ int RunPlaceCommand(const std::vector<std::string>& args);
 int RunServerCommand(const std::vector<std::string>& args);
 int RunCheckpointCommand(const std::vector<std::string>& args);
 int RunKeygenCommand(const std::vector<std::string>& args);
+int RunReportCommand(const std::vector<std::string>& args);
 
 }  // namespace rill::cli
 

@@ -21,6 +21,7 @@ constexpr struct {
     {"server", "run one task of a cluster (a master and a worker)"},
     {"checkpoint", "list or print the tensors of a V2 checkpoint"},
     {"keygen", "write a CURVE key pair for a cluster or a client"},
+    {"report", "write an HTML page of a log directory's summaries, checkpoints and trace"},
     {"devices", "list the devices this build can run on"},
     {"help", "this message, or a command's usage"},
 };
@@ -45,6 +46,7 @@ Command FindCommand(std::string_view name) {
   if (name == "server") return rill::cli::RunServerCommand;
   if (name == "checkpoint") return rill::cli::RunCheckpointCommand;
   if (name == "keygen") return rill::cli::RunKeygenCommand;
+  if (name == "report") return rill::cli::RunReportCommand;
   return nullptr;
 }
 

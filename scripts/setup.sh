@@ -13,6 +13,8 @@ packages=(
   libeigen3-dev libfmt-dev libabsl-dev zlib1g-dev libleveldb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev dataset-fashion-mnist graphviz
+  # tests/cli/report_render_test.py draws a `rill report` page headless.
+  chromium
 )
 for group in "$@"; do
   case "$group" in
