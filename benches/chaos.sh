@@ -4,7 +4,7 @@
 # 20-30 s, beside a fault-free run of the same number of global steps.
 #
 #   benches/chaos.sh [SECONDS] [--seed N] [--modes async,sync] [--every MIN-MAX]
-#                    [--train_steps N] [--build DIR] [--out DIR]
+#                    [--train_steps N] [--build DIR] [--out DIR] [--quiet]
 #
 # SECONDS (default 240) is the time per mode: a short calibration run
 # measures the steps per second, and the runs get as many global steps as a
@@ -19,6 +19,10 @@
 # with the same flags, its output appended to its log; until the chief
 # prints its result, or a hard timeout. Every line a task prints is
 # stamped with the time it arrived.
+#
+# While a run trains, one line on stderr shows the chief's global step, its
+# rate over the last 10 s and the time left: redrawn in place on a terminal,
+# a plain line every 5 s otherwise; --quiet leaves it out.
 #
 # Per mode it reports the chief's test accuracy beside the fault-free run's,
 # the global steps lost (how far the global step went back when the chief
@@ -43,6 +47,7 @@ every="20-30"
 train_steps=""
 build=build
 out=""
+quiet=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --seed) seed="$2"; shift 2 ;;
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
     --train_steps) train_steps="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --quiet) quiet=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     [0-9]*) seconds="$1"; shift ;;
     *) echo "chaos.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -101,12 +107,137 @@ for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))'
 }
 
+# The progress line of the run in progress, drawn as rill's ProgressLine
+# draws its own: in place on a terminal (at most 5 times a second, as the
+# training loop polls), a plain line every 5 s into a pipe or a log.
+progress_tty=0
+[ -t 2 ] && progress_tty=1
+progress_every=$(( progress_tty ? 200000 : 5000000 ))  # Microseconds.
+progress_label=""
+progress_total=0
+progress_begun=0
+progress_next=0
+progress_shown=0  # A terminal's line is on screen, without its newline.
+# Samples (time in microseconds, global step) of the last 10 s: the rate.
+progress_times=()
+progress_steps=()
+
+usec() { REPLY=${EPOCHREALTIME/./}; }
+
+# duration TENTHS_OF_A_SECOND: "4.7 s", "2:05", "1:01:02" in REPLY.
+duration() {
+  local tenths=$1 s
+  if [ "$tenths" -lt 600 ]; then
+    printf -v REPLY '%d.%d s' $((tenths / 10)) $((tenths % 10))
+    return
+  fi
+  s=$(( (tenths + 5) / 10 ))
+  if [ "$s" -lt 3600 ]; then
+    printf -v REPLY '%d:%02d' $((s / 60)) $((s % 60))
+  else
+    printf -v REPLY '%d:%02d:%02d' $((s / 3600)) $((s / 60 % 60)) $((s % 60))
+  fi
+}
+
+# The chief's global step in REPLY: the last one its log names (a step
+# line, or the result line at the end); 0 before its first.
+chief_step() {
+  local found
+  found=$(tail -c 8192 "$run_dir/worker0.log" 2>/dev/null |
+          grep -oE 'global.step"?:? [0-9]+' | tail -n 1) || true
+  REPLY=${found##* }
+  [ -n "$REPLY" ] || REPLY=0
+}
+
+# progress_write LINE END(0|1): over the terminal's line (ended with a
+# newline when END), or a line of its own.
+progress_write() {
+  if [ "$progress_tty" = 1 ]; then
+    printf '\r\033[K%s' "$1" >&2
+    if [ "$2" = 1 ]; then printf '\n' >&2; progress_shown=0; else progress_shown=1; fi
+  else
+    printf '%s\n' "$1" >&2
+  fi
+}
+
+# progress_count STEP: "LABEL  STEP/TOTAL steps  P%" in REPLY.
+progress_count() {
+  local percent=$(( progress_total > 0 ? $1 * 100 / progress_total : 100 ))
+  [ "$percent" -le 100 ] || percent=100
+  printf -v REPLY '%s  %d/%d steps %3d%%' "$progress_label" "$1" "$progress_total" "$percent"
+}
+
+# progress_begin LABEL TOTAL: a run of TOTAL global steps starts.
+progress_begin() {
+  progress_label="$1"
+  progress_total="$2"
+  usec; progress_begun=$REPLY
+  progress_next=$(( progress_begun + progress_every ))
+  progress_times=("$progress_begun")
+  progress_steps=(0)
+}
+
+# progress_tick: draws the line when it is due; cheap otherwise.
+progress_tick() {
+  [ "$quiet" = 0 ] || return 0
+  usec; local at=$REPLY
+  [ "$at" -ge "$progress_next" ] || return 0
+  progress_next=$(( at + progress_every ))
+  chief_step; local step=$REPLY
+  # A step that went back (the chief restored a checkpoint) starts the
+  # rate's window again.
+  if [ "$step" -lt "${progress_steps[-1]}" ]; then progress_times=(); progress_steps=(); fi
+  progress_times+=("$at")
+  progress_steps+=("$step")
+  while [ $(( at - progress_times[0] )) -gt 10000000 ]; do
+    progress_times=("${progress_times[@]:1}")
+    progress_steps=("${progress_steps[@]:1}")
+  done
+  progress_count "$step"
+  local line=$REPLY span=$(( at - progress_times[0] ))
+  if [ "$span" -gt 0 ]; then
+    local rate10=$(( (step - progress_steps[0]) * 10000000 / span ))  # Tenths of a step/s.
+    line+=" | $((rate10 / 10)).$((rate10 % 10)) steps/s"
+    if [ "$rate10" -gt 0 ]; then
+      local left=$(( progress_total - step ))
+      duration $(( (left > 0 ? left : 0) * 100 / rate10 ))
+      line+=" | $REPLY left"
+    fi
+  fi
+  progress_write "$line" 0
+}
+
+# progress_finish: the final line, with the mean rate and the time taken.
+progress_finish() {
+  [ "$quiet" = 0 ] || return 0
+  usec; local span=$(( REPLY - progress_begun ))
+  chief_step; local step=$REPLY
+  progress_count "$step"
+  local line=$REPLY
+  if [ "$span" -gt 0 ]; then
+    local rate10=$(( step * 10000000 / span ))
+    line+=" | $((rate10 / 10)).$((rate10 % 10)) steps/s mean"
+  fi
+  duration $(( span / 100000 ))
+  progress_write "$line | $REPLY total" 1
+}
+
+# progress_clear: takes a terminal's line off the screen before other output.
+progress_clear() {
+  if [ "$progress_shown" = 1 ]; then
+    printf '\r\033[K' >&2
+    progress_shown=0
+    progress_next=0
+  fi
+}
+
 # The tasks of the run in progress, by name (ps, worker0, worker1).
 declare -A pid
 # Interrupted: no task of ours is left behind. Only jobs this shell still
 # runs are killed: a task that ended may have left its id to another process.
 cleanup() {
   local p
+  [ "$progress_shown" = 0 ] || printf '\n' >&2
   for p in $(jobs -pr); do kill -KILL "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
@@ -165,6 +296,9 @@ train() {
   echo "$(now) begin" > "$run_dir/events"
   printf '%s\n' "${flags[@]}" > "$run_dir/flags"
   start ps; start worker1; start worker0
+  local total=2000 flag  # distributed_mnist's default --train_steps
+  for flag in "$@"; do [[ "$flag" != --train_steps=* ]] || total=${flag#*=}; done
+  progress_begin "${run_dir##*/}" "$total"
   local begin deadline next victim pause
   begin=$(date +%s)
   deadline=$((begin + timeout))
@@ -181,6 +315,7 @@ train() {
     done
     if [ "$(date +%s)" -ge "$deadline" ]; then
       echo "$(now) hard_timeout" >> "$run_dir/events"
+      progress_clear
       echo "  hard timeout after $timeout s: the chief did not finish" >&2
       break
     fi
@@ -192,15 +327,18 @@ train() {
         kill -KILL "${pid[$victim]}" 2>/dev/null || true
         wait "${pid[$victim]}" 2>/dev/null || true
         echo "$(now) kill $victim ${pid[$victim]}" >> "$run_dir/events"
+        progress_clear
         echo "  $(date +%T) killed $victim; restarting it in $pause s"
         sleep "$pause"
         start "$victim"
       fi
       next=$(( $(date +%s) + every_min + RANDOM % every_span ))
     fi
+    progress_tick
     sleep 0.2
   done
   finish worker0 5
+  progress_finish
   [[ " ${ended[*]} " == *" worker1 "* ]] || finish worker1 120
   [[ " ${ended[*]} " == *" ps "* ]] || stop_ps
   echo "$(now) end" >> "$run_dir/events"

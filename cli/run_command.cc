@@ -25,6 +25,7 @@
 #include "graph/device_spec.h"
 #include "graph/graph.h"
 #include "graph/node_def_util.h"
+#include "graph/progress_line.h"
 #include "graph/status_macros.h"
 #include "io/posix_file.h"
 #include "ops/registry.h"
@@ -41,6 +42,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: rill run GRAPH [--feed NAME=FILE.npy | --feed NAME=JSON]... [--init OP]...\n"
     "                [--target OP]... [--fetch TENSOR]... [--steps N] [--json] [--out DIR]\n"
+    "                [--quiet]   (no progress line on stderr for --steps N > 1)\n"
     "                [--restore PREFIX|DIR] [--save PREFIX]   (with the graph's own saver)\n"
     "                [--log_device_placement] [--device_count CPU=N[,GPU=N]]\n"
     "                [--allow_soft_placement]\n"
@@ -60,6 +62,7 @@ struct RunFlags {
   std::vector<std::string> targets;
   std::vector<std::string> fetches;
   int64_t steps = 1;
+  bool quiet = false;           // No progress line on stderr.
   size_t max_tensor_bytes = 0;  // 0: the process default.
   bool json = false;
   std::optional<std::string> out_dir;
@@ -115,12 +118,12 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
       missing_value = absl::InvalidArgumentError(fmt::format("--{} needs a value", name));
     }
   }
-  ASSIGN_OR_RETURN(
-      const ParsedArgs parsed,
-      ParseArgs(rest,
-                {"steps", "out", "device_count", "ps_strategy", "restore", "save", "curve_keys",
-                 "max_tensor_bytes"},
-                {"json", "log_device_placement", "allow_soft_placement", "replica_device_setter"}));
+  ASSIGN_OR_RETURN(const ParsedArgs parsed,
+                   ParseArgs(rest,
+                             {"steps", "out", "device_count", "ps_strategy", "restore", "save",
+                              "curve_keys", "max_tensor_bytes"},
+                             {"json", "log_device_placement", "allow_soft_placement",
+                              "replica_device_setter", "quiet"}));
   if (parsed.help) {
     flags.help = true;
     return flags;
@@ -174,6 +177,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
     }
   }
   flags.json = parsed.Has("json");
+  flags.quiet = parsed.Has("quiet");
   flags.out_dir = parsed.Value("out");
   if (flags.out_dir) {
     for (const std::string& fetch : flags.fetches) {
@@ -393,9 +397,14 @@ absl::Status Run(const RunFlags& flags) {
   // step, so that they see its updates (a fetch in the same run as an
   // update could read the variable before or after it).
   std::vector<Tensor> values;
+  // The steps are counted on stderr: stdout holds the fetches, which
+  // scripts read. A single step needs no count.
+  const bool repeats = flags.steps > 1 && (!flags.targets.empty() || !flags.fetches.empty());
+  ProgressLine progress("run", flags.steps, {.enabled = repeats && !flags.quiet});
   if (!flags.targets.empty()) {
     for (int64_t step = 0; step < flags.steps; ++step) {
       RETURN_IF_ERROR(session->Run(feeds, {}, flags.targets).status());
+      progress.Update(step + 1);
     }
     if (!flags.fetches.empty()) {
       ASSIGN_OR_RETURN(values, session->Run(feeds, flags.fetches));
@@ -403,8 +412,10 @@ absl::Status Run(const RunFlags& flags) {
   } else if (!flags.fetches.empty()) {
     for (int64_t step = 0; step < flags.steps; ++step) {
       ASSIGN_OR_RETURN(values, session->Run(feeds, flags.fetches));
+      progress.Update(step + 1);
     }
   }
+  progress.Finish();
   if (flags.save) {
     ASSIGN_OR_RETURN(const std::string prefix, saver->Save(*session, *flags.save));
     fmt::print(stderr, "saved {}\n", prefix);

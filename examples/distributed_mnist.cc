@@ -18,7 +18,7 @@
 //       [--device auto|cpu|gpu]
 //       [--data DIR] [--log_every N] [--validate_every N]
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
-//       [--curve_keys DIR] [--transport shm|ipc|tcp]
+//       [--curve_keys DIR] [--transport shm|ipc|tcp] [--quiet]
 //       [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]
 // (or the cluster and task in TF_CONFIG instead of the first four flags).
 // With --curve_keys (a directory from `rill keygen`, shared by the tasks)
@@ -38,6 +38,7 @@
 #include "examples/distributed_mnist_flags.h"
 #include "examples/distributed_mnist_graph.h"
 #include "fmt/core.h"
+#include "graph/progress_line.h"
 #include "graph/status_macros.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
@@ -164,6 +165,12 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   options.manager.session_options.curve = server->curve();
   options.manager.recovery_wait = absl::Seconds(1);
   options.is_chief = is_chief;
+  // The global step on stderr, counted from the first step's (a restored
+  // run resumes where its checkpoint was), with the session's and hooks'
+  // lines (global_step/sec, saves, recoveries) written above it.
+  std::optional<ProgressLine> progress;
+  ProgressLogSink log;
+  options.log = &log;
   options.checkpoint_dir = flags.logdir;
   if (flags.save_checkpoint_secs)
     options.save_checkpoint_secs = absl::Seconds(*flags.save_checkpoint_secs);
@@ -220,12 +227,19 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
     if (bounded) {
       max_lead = std::max(max_lead, values[2].scalar<int64_t>() - values[3].scalar<int64_t>());
     }
+    if (!progress) {
+      progress.emplace(fmt::format("worker {}", task), flags.train_steps,
+                       ProgressLineOptions{.enabled = !flags.quiet, .start = last_global_step});
+      log.set_progress(&*progress);
+    }
+    progress->Update(last_global_step);
     // The chief stops at the last step (StopAtStepHook); a worker whose
     // token is the last step stops too, since no round follows it.
     if (sync && last_global_step >= flags.train_steps) break;
     if (local_step % flags.log_every == 0) {
       const auto now = std::chrono::steady_clock::now();
       const double seconds = std::chrono::duration<double>(now - window_start).count();
+      progress->Clear();
       fmt::print("Worker {}: local step {}, global step {}, loss {:.4f}, {:.0f} examples/s\n", task,
                  local_step, last_global_step, values[0].scalar<float>(),
                  static_cast<double>(window_steps * flags.batch_size) / seconds);
@@ -237,6 +251,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
       ASSIGN_OR_RETURN(auto accuracy, session->raw_session()->Run(
                                           {{"x", validation_images}, {"labels", validation_labels}},
                                           {graph.accuracy}));
+      progress->Clear();
       fmt::print("Worker {}: global step {}, validation accuracy {:.4f}\n", task, last_global_step,
                  accuracy[0].scalar<float>());
       std::fflush(stdout);
@@ -244,6 +259,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   }
   const double train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - train_start).count();
+  if (progress) progress->Finish();
   if (bounded) RETURN_IF_ERROR(session->raw_session()->Run({}, {}, {graph.retire}).status());
   if (flags.trace_steps > 0) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());

@@ -24,6 +24,7 @@ const char kDistributedMnistUsage[] =
     "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
     "           [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]\n"
     "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
+    "           [--quiet]   (no progress line on stderr)\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"
     "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
@@ -51,8 +52,9 @@ absl::StatusOr<Partitioner> ParsePartitioner(std::string_view value) {
 }
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
-  // Every flag takes a value. A flag given again overrides, as TensorFlow's
-  // flags do: scripts append a task's flags to the cluster's shared ones.
+  // Every flag but --quiet takes a value. A flag given again overrides, as
+  // TensorFlow's flags do: scripts append a task's flags to the cluster's
+  // shared ones.
   const std::set<std::string> names = {"ps_hosts",
                                        "worker_hosts",
                                        "job_name",
@@ -81,12 +83,13 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "partitioner",
                                        "ps_strategy"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
-                   cli::ParseOptionsOnly(args, names, {}, cli::RepeatedOption::kLastWins));
+                   cli::ParseOptionsOnly(args, names, {"quiet"}, cli::RepeatedOption::kLastWins));
   Flags flags;
   if (parsed.help) {
     flags.help = true;
     return flags;
   }
+  flags.quiet = parsed.Has("quiet");
   const auto positive = [](std::string_view name, const std::string& value,
                            int64_t* out) -> absl::Status {
     if (!absl::SimpleAtoi(value, out) || *out < 1) {

@@ -54,6 +54,8 @@ struct Flags {
   int64_t sync_timeout_secs = 60;
   // A pause before each step: a slow worker, for tests of the bounds.
   int64_t step_delay_ms = 0;
+  // --quiet: no progress line on stderr.
+  bool quiet = false;
 };
 
 // --partitioner: "none" (an empty Partitioner), "fixed:N" (N parts, as

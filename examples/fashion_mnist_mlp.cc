@@ -5,10 +5,9 @@
 // training step. --steps stops after that many steps instead of epochs;
 // --device gpu trains on /gpu:0 (every op of the step, the initializers
 // too), cpu on the CPU, auto (the default) on a GPU when there is one.
+// The steps are counted on stderr (--quiet: not at all).
 //   fashion_mnist_mlp [--data DIR] [--epochs N] [--steps N] [--batch N] [--threads N]
-//       [--model mlp|cnn] [--device auto|cpu|gpu]
-#include <unistd.h>
-
+//       [--model mlp|cnn] [--device auto|cpu|gpu] [--quiet]
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -19,6 +18,7 @@
 #include "cli/flags.h"
 #include "examples/fashion_mlp_model.h"
 #include "fmt/core.h"
+#include "graph/progress_line.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 #include "runtime/data/dataset.h"
@@ -37,6 +37,7 @@ struct Options {
   int threads = 0;  // One per hardware thread.
   std::string model = "mlp";
   std::string device = "auto";
+  bool quiet = false;  // No progress line on stderr.
 };
 
 absl::Status Run(const Options& options) {
@@ -75,13 +76,15 @@ absl::Status Run(const Options& options) {
 
   const int64_t rows = train->images.dim_size(0);
   const int64_t steps_per_epoch = (rows + options.batch_size - 1) / options.batch_size;
-  const bool live = isatty(fileno(stdout));
   const std::vector<std::string> fetches = {model.loss.name()};
   const std::vector<std::string> targets = {model.train.name()};
   const auto start = std::chrono::steady_clock::now();
   auto epoch_start = start;
   double epoch_loss = 0;
   int64_t step = 0;
+  ProgressLine progress("train",
+                        options.steps > 0 ? options.steps : options.epochs * steps_per_epoch,
+                        {.enabled = !options.quiet});
   while (options.steps == 0 || step < options.steps) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
     if (!batch) break;
@@ -89,29 +92,25 @@ absl::Status Run(const Options& options) {
                      session->Run({{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, fetches, targets));
     epoch_loss += loss[0].scalar<float>();
     ++step;
+    progress.Update(step);
     const int64_t epoch = (step - 1) / steps_per_epoch + 1;
-    const auto now = std::chrono::steady_clock::now();
-    const double epoch_seconds = std::chrono::duration<double>(now - epoch_start).count();
     const int64_t epoch_step = (step - 1) % steps_per_epoch + 1;
-    if (live && step % 50 == 0) {
-      fmt::print("\rstep {:6}  epoch {}  loss {:.4f}  examples/s {:9.0f}", step, epoch,
-                 loss[0].scalar<float>(),
-                 static_cast<double>(epoch_step * options.batch_size) / epoch_seconds);
-      std::fflush(stdout);
-    }
     if (epoch_step == steps_per_epoch) {
+      const double epoch_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start).count();
       ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
                                                    {model.accuracy.name()}));
-      fmt::print("{}epoch {}  loss {:.4f}  {:.3f} s  examples/s {:.0f}  test accuracy {:.4f}\n",
-                 live ? "\r" : "", epoch, epoch_loss / static_cast<double>(steps_per_epoch),
-                 epoch_seconds, static_cast<double>(rows) / epoch_seconds,
-                 accuracy[0].scalar<float>());
+      progress.Clear();
+      fmt::print("epoch {}  loss {:.4f}  {:.3f} s  examples/s {:.0f}  test accuracy {:.4f}\n",
+                 epoch, epoch_loss / static_cast<double>(steps_per_epoch), epoch_seconds,
+                 static_cast<double>(rows) / epoch_seconds, accuracy[0].scalar<float>());
       epoch_loss = 0;
       epoch_start = std::chrono::steady_clock::now();
     }
   }
   const double train_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.Finish();
   ASSIGN_OR_RETURN(auto accuracy, session->Run({{"x", test.images}, {"labels", test.labels}},
                                                {model.accuracy.name()}));
   fmt::print(
@@ -126,7 +125,7 @@ absl::Status Run(const Options& options) {
 
 constexpr char kUsage[] =
     "usage: fashion_mnist_mlp [--data DIR] [--epochs N>=1] [--steps N>=1] "
-    "[--batch N>=1] [--threads N>=0] [--model mlp|cnn] [--device auto|cpu|gpu]\n";
+    "[--batch N>=1] [--threads N>=0] [--model mlp|cnn] [--device auto|cpu|gpu] [--quiet]\n";
 
 // The values of the options the shared parser has read.
 absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
@@ -154,6 +153,7 @@ absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
     return absl::InvalidArgumentError(
         fmt::format("--device '{}': expected auto, cpu or gpu", options.device));
   }
+  options.quiet = parsed.Has("quiet");
   return options;
 }
 
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   using rill::examples::kUsage;
   const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseOptionsOnly(
       {argv + 1, argv + argc}, {"data", "epochs", "steps", "model", "batch", "threads", "device"},
-      {});
+      {"quiet"});
   if (!parsed.ok()) return rill::cli::PrintUsageError("fashion_mnist_mlp", parsed.status(), kUsage);
   if (parsed->help) return rill::cli::PrintHelp(kUsage);
   const absl::StatusOr<rill::examples::Options> options = rill::examples::ParseOptions(*parsed);

@@ -3,7 +3,8 @@
 // Session on points drawn from y = 2x + 10. With --logdir DIR it also
 // writes what TensorFlow's tools read: a checkpoint every 100 steps (the
 // newest 2 kept) and the loss as a TensorBoard scalar, and at the end
-// restores the last checkpoint into a fresh session.
+// restores the last checkpoint into a fresh session. The steps are counted
+// on stderr (--quiet: not at all).
 #include <cstdio>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "cli/flags.h"
 #include "fmt/core.h"
+#include "graph/progress_line.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
@@ -30,7 +32,7 @@ constexpr int kPoints = 100;
 constexpr int kSteps = 300;
 constexpr double kLearningRate = 0.1;
 
-absl::Status Run(const std::string& logdir) {
+absl::Status Run(const std::string& logdir, bool quiet) {
   const Scope root = ops::NewRootScope();
   const Output x = ops::Placeholder(root.WithOpName("x"), DT_FLOAT, ops::Placeholder::Shape({-1}));
   const Output y = ops::Placeholder(root.WithOpName("y"), DT_FLOAT, ops::Placeholder::Shape({-1}));
@@ -67,8 +69,10 @@ absl::Status Run(const std::string& logdir) {
     ASSIGN_OR_RETURN(events, SummaryWriter::Create(logdir));
     RETURN_IF_ERROR(events->AddGraph(graph));
   }
+  ProgressLine progress("train", kSteps, {.enabled = !quiet});
   for (int step = 1; step <= kSteps; ++step) {
     RETURN_IF_ERROR(session->Run(feeds, {}, {train.name()}).status());
+    progress.Update(step);
     if (events != nullptr && step % 10 == 0) {
       ASSIGN_OR_RETURN(auto summary, session->Run(feeds, {loss_summary.name()}));
       RETURN_IF_ERROR(events->AddSummary(summary[0].scalar<std::string>(), step));
@@ -76,14 +80,17 @@ absl::Status Run(const std::string& logdir) {
     if (!logdir.empty() && step % 100 == 0) {
       ASSIGN_OR_RETURN(const std::string prefix,
                        saver->Save(*session, logdir + "/model.ckpt", step, &meta_graph));
+      progress.Clear();
       fmt::print("saved {}\n", prefix);
     }
     if (step % 50 == 0) {
       ASSIGN_OR_RETURN(auto values, session->Run(feeds, {"loss", "w", "b"}));
-      fmt::print("step {:4}  loss {:.6f}  w {:.4f}  b {:.4f}\n", step,
-                 values[0].scalar<float>(), values[1].scalar<float>(), values[2].scalar<float>());
+      progress.Clear();
+      fmt::print("step {:4}  loss {:.6f}  w {:.4f}  b {:.4f}\n", step, values[0].scalar<float>(),
+                 values[1].scalar<float>(), values[2].scalar<float>());
     }
   }
+  progress.Finish();
   if (events != nullptr) {
     RETURN_IF_ERROR(events->Close());
     fmt::print("events: {}\n", events->path());
@@ -107,13 +114,15 @@ absl::Status Run(const std::string& logdir) {
 
 int main(int argc, char** argv) {
   constexpr char kUsage[] =
-      "usage: linear_regression [--logdir DIR]\n"
-      "  --logdir DIR  write checkpoints and TensorBoard events there, then restore the last\n";
+      "usage: linear_regression [--logdir DIR] [--quiet]\n"
+      "  --logdir DIR  write checkpoints and TensorBoard events there, then restore the last\n"
+      "  --quiet       no progress line on stderr\n";
   const absl::StatusOr<rill::cli::ParsedArgs> parsed =
-      rill::cli::ParseOptionsOnly({argv + 1, argv + argc}, {"logdir"}, {});
+      rill::cli::ParseOptionsOnly({argv + 1, argv + argc}, {"logdir"}, {"quiet"});
   if (!parsed.ok()) return rill::cli::PrintUsageError("linear_regression", parsed.status(), kUsage);
   if (parsed->help) return rill::cli::PrintHelp(kUsage);
-  const absl::Status status = rill::examples::Run(parsed->Value("logdir").value_or(""));
+  const absl::Status status =
+      rill::examples::Run(parsed->Value("logdir").value_or(""), parsed->Has("quiet"));
   if (!status.ok()) {
     std::fprintf(stderr, "linear_regression: %s\n", std::string(status.message()).c_str());
     return 1;
