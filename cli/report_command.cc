@@ -18,11 +18,12 @@ namespace rill::cli {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: rill report LOGDIR [--out FILE.html]\n"
+    "usage: rill report LOGDIR [--out FILE.html] [--quiet]\n"
     "  LOGDIR: a training run's log directory, read recursively: the event files of every\n"
     "  task (*tfevents*), checkpoint states ('checkpoint') and the newest *.trace.json\n"
     "  --out: where to write the page (default LOGDIR/report.html); it needs nothing else to\n"
     "  open: plots are inline SVG\n"
+    "  --quiet: no progress line on stderr while the event files are read\n"
     "  A file that cannot be read is skipped with a warning; the command fails only when\n"
     "  nothing can be.\n";
 
@@ -34,7 +35,7 @@ int Fail(const std::string& reason) {
 }  // namespace
 
 int RunReportCommand(const std::vector<std::string>& args) {
-  const absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {"out"}, {});
+  const absl::StatusOr<ParsedArgs> parsed = ParseArgs(args, {"out"}, {"quiet"});
   if (parsed.ok() && parsed->help) return PrintHelp(kUsage);
   if (!parsed.ok()) return PrintUsageError("rill report", parsed.status(), kUsage);
   if (parsed->positional.size() != 1) {
@@ -52,7 +53,7 @@ int RunReportCommand(const std::vector<std::string>& args) {
     return PrintUsageError("rill report", absl::InvalidArgumentError("--out is empty"), kUsage);
   }
 
-  absl::StatusOr<ReportData> data = ReadLogdir(logdir);
+  absl::StatusOr<ReportData> data = ReadLogdir(logdir, /*progress=*/!parsed->Has("quiet"));
   if (!data.ok()) return Fail(std::string(data.status().message()));
   for (const std::string& warning : data->warnings) {
     fmt::print(stderr, "rill report: warning: {}\n", OneLine(warning));

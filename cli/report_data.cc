@@ -1,6 +1,7 @@
 #include "cli/report_data.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "fmt/core.h"
+#include "graph/progress_line.h"
 #include "graph/proto/event.pb.h"
 #include "graph/proto/tensor.pb.h"
 #include "graph/status_macros.h"
@@ -283,7 +285,7 @@ void NameTasksUniquely(std::vector<EventFile>& files) {
 
 }  // namespace
 
-absl::StatusOr<ReportData> ReadLogdir(const std::string& logdir) {
+absl::StatusOr<ReportData> ReadLogdir(const std::string& logdir, bool progress) {
   ReportData data;
   std::string root = fs::path(logdir).lexically_normal().string();
   while (root.size() > 1 && root.back() == '/') root.pop_back();
@@ -304,13 +306,19 @@ absl::StatusOr<ReportData> ReadLogdir(const std::string& logdir) {
     files[i].task = TaskName(root, files[i].path);
   }
   NameTasksUniquely(files);
-  for (EventFile& file : files) {
-    if (absl::Status status = ReadEventFile(file, checkpoints, data.warnings); !status.ok()) {
+  ProgressLine line("report", static_cast<int64_t>(files.size()),
+                    {.unit = "event files", .enabled = progress});
+  for (size_t i = 0; i < files.size(); ++i) {
+    EventFile& file = files[i];
+    absl::Status status = ReadEventFile(file, checkpoints, data.warnings);
+    line.Update(static_cast<int64_t>(i + 1));
+    if (!status.ok()) {
       failures.push_back(std::string(status.message()));
       continue;
     }
     data.event_files.push_back(std::move(file));
   }
+  line.Finish();
   std::stable_sort(data.event_files.begin(), data.event_files.end(),
                    [](const EventFile& a, const EventFile& b) { return a.task < b.task; });
   ReadCheckpointStates(root, found.state_dirs, checkpoints, failures);

@@ -70,8 +70,9 @@ struct ReportData {
 // and the newest "*.trace.json" that parses. A bad file among good ones is
 // skipped (or kept up to its first bad record) with a warning. NOT_FOUND
 // when `logdir` is not a directory or holds none of these files;
-// DATA_LOSS, naming the file, when none of them could be read.
-absl::StatusOr<ReportData> ReadLogdir(const std::string& logdir);
+// DATA_LOSS, naming the file, when none of them could be read. With
+// `progress`, a progress line on stderr counts the event files read.
+absl::StatusOr<ReportData> ReadLogdir(const std::string& logdir, bool progress = false);
 
 }  // namespace rill::cli
 

@@ -31,6 +31,7 @@
 #include "ops/registry.h"
 #include "placement/replica_device_setter.h"
 #include "runtime/distributed/remote_session.h"
+#include "runtime/exec/timeline.h"
 #include "runtime/session.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/saver.h"
@@ -43,6 +44,8 @@ constexpr char kUsage[] =
     "usage: rill run GRAPH [--feed NAME=FILE.npy | --feed NAME=JSON]... [--init OP]...\n"
     "                [--target OP]... [--fetch TENSOR]... [--steps N] [--json] [--out DIR]\n"
     "                [--quiet]   (no progress line on stderr for --steps N > 1)\n"
+    "                [--trace FILE]   (the last step's timeline, every task's, as a Chrome\n"
+    "                                  trace: open it in Perfetto or chrome://tracing)\n"
     "                [--restore PREFIX|DIR] [--save PREFIX]   (with the graph's own saver)\n"
     "                [--log_device_placement] [--device_count CPU=N[,GPU=N]]\n"
     "                [--allow_soft_placement]\n"
@@ -62,8 +65,9 @@ struct RunFlags {
   std::vector<std::string> targets;
   std::vector<std::string> fetches;
   int64_t steps = 1;
-  bool quiet = false;           // No progress line on stderr.
-  size_t max_tensor_bytes = 0;  // 0: the process default.
+  bool quiet = false;                     // No progress line on stderr.
+  std::optional<std::string> trace_path;  // The last step's Chrome trace.
+  size_t max_tensor_bytes = 0;            // 0: the process default.
   bool json = false;
   std::optional<std::string> out_dir;
   bool log_device_placement = false;
@@ -121,7 +125,7 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   ASSIGN_OR_RETURN(const ParsedArgs parsed,
                    ParseArgs(rest,
                              {"steps", "out", "device_count", "ps_strategy", "restore", "save",
-                              "curve_keys", "max_tensor_bytes"},
+                              "curve_keys", "max_tensor_bytes", "trace"},
                              {"json", "log_device_placement", "allow_soft_placement",
                               "replica_device_setter", "quiet"}));
   if (parsed.help) {
@@ -179,6 +183,10 @@ absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
   flags.json = parsed.Has("json");
   flags.quiet = parsed.Has("quiet");
   flags.out_dir = parsed.Value("out");
+  flags.trace_path = parsed.Value("trace");
+  if (flags.trace_path && flags.targets.empty() && flags.fetches.empty()) {
+    return absl::InvalidArgumentError("--trace: no step to trace (give --target or --fetch)");
+  }
   if (flags.out_dir) {
     for (const std::string& fetch : flags.fetches) {
       if (!io::IsPlainRelativePath(FetchFileName(fetch))) {
@@ -401,9 +409,18 @@ absl::Status Run(const RunFlags& flags) {
   // scripts read. A single step needs no count.
   const bool repeats = flags.steps > 1 && (!flags.targets.empty() || !flags.fetches.empty());
   ProgressLine progress("run", flags.steps, {.enabled = repeats && !flags.quiet});
+  // With --trace, the last step (of the targets, else of the fetches) is
+  // traced on every task it runs on.
+  RunMetadata metadata;
+  const auto step_options = [&](int64_t step) {
+    RunOptions options;
+    options.trace = flags.trace_path.has_value() && step + 1 == flags.steps;
+    return options;
+  };
   if (!flags.targets.empty()) {
     for (int64_t step = 0; step < flags.steps; ++step) {
-      RETURN_IF_ERROR(session->Run(feeds, {}, flags.targets).status());
+      RETURN_IF_ERROR(
+          session->Run(step_options(step), feeds, {}, flags.targets, &metadata).status());
       progress.Update(step + 1);
     }
     if (!flags.fetches.empty()) {
@@ -411,11 +428,17 @@ absl::Status Run(const RunFlags& flags) {
     }
   } else if (!flags.fetches.empty()) {
     for (int64_t step = 0; step < flags.steps; ++step) {
-      ASSIGN_OR_RETURN(values, session->Run(feeds, flags.fetches));
+      ASSIGN_OR_RETURN(values,
+                       session->Run(step_options(step), feeds, flags.fetches, {}, &metadata));
       progress.Update(step + 1);
     }
   }
   progress.Finish();
+  if (flags.trace_path) {
+    RETURN_IF_ERROR(Timeline(metadata).WriteChromeTrace(*flags.trace_path));
+    fmt::print(stderr, "trace: {} ({} nodes; open it in Perfetto or chrome://tracing)\n",
+               *flags.trace_path, metadata.step_stats.size());
+  }
   if (flags.save) {
     ASSIGN_OR_RETURN(const std::string prefix, saver->Save(*session, *flags.save));
     fmt::print(stderr, "saved {}\n", prefix);

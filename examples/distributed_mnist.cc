@@ -31,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,12 +41,14 @@
 #include "fmt/core.h"
 #include "graph/progress_line.h"
 #include "graph/status_macros.h"
+#include "io/posix_file.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/device/device_query.h"
 #include "runtime/distributed/cluster_spec.h"
 #include "runtime/distributed/server.h"
 #include "runtime/distributed/tf_config.h"
+#include "runtime/exec/timeline.h"
 #include "runtime/training/basic_session_run_hooks.h"
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/monitored_session.h"
@@ -95,8 +98,11 @@ absl::Status RunPs(const Flags& flags, const ServerConfig& config) {
 // Runs `steps` more training steps with step stats and prints, per device,
 // how long its nodes computed (receives, which mostly wait for a peer, are
 // counted apart) and its costliest ops: where a distributed step's time goes.
+// With a log directory, each traced step's timeline (every task's nodes)
+// goes there as a Chrome trace, worker<task>-traced-<i>.trace.json.
 absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::string, Tensor>>& feeds,
-                        const std::vector<std::string>& targets, int64_t steps, int task) {
+                        const std::vector<std::string>& targets, int64_t steps, int task,
+                        const std::string& logdir) {
   std::map<std::string, std::map<std::string, double>> ms_by_device_op;
   double step_ms = 0;
   std::vector<StepSplit> splits;
@@ -113,6 +119,12 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
           static_cast<double>(node.end_micros - node.start_micros) / 1000;
     }
     splits.push_back(SplitStep(metadata.step_stats));
+    if (!logdir.empty()) {
+      const std::string path = fmt::format("{}/worker{}-traced-{}.trace.json", logdir, task, i + 1);
+      RETURN_IF_ERROR(io::CreateDirectories(logdir));
+      RETURN_IF_ERROR(Timeline(std::move(metadata)).WriteChromeTrace(path));
+      fmt::print("Worker {}: traced step {} as a timeline: {}\n", task, i + 1, path);
+    }
   }
   const double n = static_cast<double>(steps);
   fmt::print("Worker {}: {} traced steps, {:.3f} ms each at the client\n", task, steps,
@@ -265,7 +277,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
     RETURN_IF_ERROR(TraceSteps(*session->raw_session(),
                                {{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, targets,
-                               flags.trace_steps, task));
+                               flags.trace_steps, task, flags.logdir));
   }
   // The global step now: a synchronous worker's last token may be a round
   // behind the chief's sync loop.

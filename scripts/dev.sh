@@ -130,7 +130,7 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))')
     }
     echo "== between-graph training: Fashion-MNIST on 1 ps + 2 workers, asynchronous (--issync 0)"
     mnist_logs="$(mktemp -d)"
-    train_mnist "$mnist_logs/async" --issync=0 --train_steps=4000
+    train_mnist "$mnist_logs/async" --issync=0 --train_steps=4000 --trace_steps=1
     build/cli/rill checkpoint "$mnist_logs/async"
     ls "$mnist_logs/async" | grep tfevents
     echo
@@ -167,6 +167,12 @@ PY
     done
     echo
     build/cli/rill devices
+    echo
+    echo "== what a person sees of the asynchronous run: a report page and a trace of one step"
+    build/cli/rill report "$mnist_logs/async" --out "$mnist_logs/async/report.html" || status=1
+    for trace in "$mnist_logs"/async/*.trace.json; do
+      echo "trace: $trace (open it in https://ui.perfetto.dev or chrome://tracing)"
+    done
     exit "$status"
     ;;
   test)

@@ -25,8 +25,10 @@ using ::testing::Not;
 
 using RunResult = testing::ProgramResult;
 
-RunResult RunReport(std::vector<std::string> args) {
+// Quiet: the tests read stderr for warnings, not for the progress line.
+RunResult RunReport(std::vector<std::string> args, bool quiet = true) {
   args.insert(args.begin(), {std::getenv("RILL_BIN"), "report"});
+  if (quiet) args.insert(args.begin() + 2, "--quiet");
   return testing::RunProgram(args);
 }
 
@@ -111,6 +113,10 @@ TEST_F(ReportCommand, DrawsScalarsCheckpointsHistogramsAndTheTimeline) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, EndsWith("report: " + out_ + "\n"));
   EXPECT_EQ(r.err, "");
+  // Without --quiet the event files read are counted on stderr.
+  const RunResult counted = RunReport({logdir_, "--out", out_}, /*quiet=*/false);
+  ASSERT_EQ(counted.exit_code, 0) << counted.err;
+  EXPECT_THAT(counted.err, HasSubstr("report  3/3 event files 100%"));
   const std::string html = testing::ReadFileOrDie(out_);
 
   // Self-contained: nothing to fetch.

@@ -91,6 +91,33 @@ TEST_F(RunCommand, TrainsTheRegressionGraph) {
   EXPECT_NEAR(b->data<float>()[0], 0.3, 1e-3) << r.out;
 }
 
+// --trace writes the last training step's Chrome trace: the train op's
+// nodes as slices on the local task's CPU.
+TEST_F(RunCommand, TraceWritesTheLastStepsTimeline) {
+  const std::string trace = dir_ + "/step.trace.json";
+  const RunResult r =
+      RunRill({GraphPath("rust_regression.pb"), "--feed", "x=" + Npy("x.npy", RegressionXs()),
+               "--feed", "y=" + Npy("y.npy", RegressionYs()), "--init", "init", "--target", "train",
+               "--steps", "3", "--trace", trace, "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("trace: " + trace));
+  std::ifstream in(trace);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(json, HasSubstr("\"name\":\"/job:localhost/replica:0/task:0\""));
+  EXPECT_THAT(json, HasSubstr("\"name\":\"/device:CPU:0\""));
+  EXPECT_THAT(json, HasSubstr("\"cat\":\"ApplyGradientDescent\""));
+
+  const RunResult nothing = RunRill({GraphPath("rust_regression.pb"), "--trace", trace});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_THAT(nothing.err, HasSubstr("--trace: no step to trace"));
+  const RunResult unwritable =
+      RunRill({GraphPath("rust_addition.pb"), "--feed", "x=3", "--feed", "y=1", "--fetch", "z",
+               "--trace", dir_ + "/missing/dir/trace.json"});
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_THAT(unwritable.err, HasSubstr(dir_ + "/missing/dir"));
+}
+
 // Issue 4's rule: spreading the graph over local devices (variables on
 // CPU:1 by the replica device setter, the rest on CPU:0) gives the same
 // numbers as one device.

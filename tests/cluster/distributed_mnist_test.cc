@@ -274,6 +274,20 @@ TEST_F(DistributedMnist, TrainsTheConvolutionalModel) {
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 150);
   // Well above chance (0.1) after 150 steps.
   EXPECT_GE(Result(chief->Log(), "test_accuracy").value_or(0), 0.6) << chief->Log();
+  // Each traced step's timeline is in the log directory: the ps's nodes and
+  // the chief's, the ps's clock placed against the chief's.
+  for (int traced = 1; traced <= 2; ++traced) {
+    const std::string path = absl::StrFormat("%s/worker0-traced-%d.trace.json", logdir_, traced);
+    EXPECT_THAT(chief->Log(),
+                HasSubstr(absl::StrFormat("traced step %d as a timeline: %s", traced, path)));
+    std::ifstream in(path);
+    const std::string trace((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(trace, HasSubstr("\"name\":\"/job:ps/replica:0/task:0 (clock "));
+    EXPECT_THAT(trace,
+                HasSubstr("\"name\":\"/job:worker/replica:0/task:0 (the clock of this trace)"));
+    EXPECT_THAT(trace, HasSubstr("\"cat\":\"ApplyAdam\""));
+    EXPECT_THAT(trace, HasSubstr("\"ph\":\"s\""));
+  }
 }
 
 // --curve_keys: the tasks share a key directory, train as without it, and
