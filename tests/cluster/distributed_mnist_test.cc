@@ -4,6 +4,8 @@
 // training goes on from the last checkpoint.
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -174,7 +176,7 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
   // Without a chief the model never becomes ready.
   absl::SleepFor(absl::Seconds(2));
   EXPECT_THAT(worker1->Log(), ::testing::Not(HasSubstr("initialization complete")));
-  auto chief = Task("worker", 0, {"--train_steps=2400"});
+  auto chief = Task("worker", 0, {"--train_steps=2400", "--trace_steps=1"});
   const testing::ExitStatus chief_exit = chief->WaitExit(absl::Seconds(240));
   const testing::ExitStatus worker_exit = worker1->WaitExit(absl::Seconds(60));
   ASSERT_EQ(chief_exit.code, 0) << chief->Log();
@@ -234,6 +236,15 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
     EXPECT_EQ(histograms[variable], loss_summaries) << variable;
     EXPECT_EQ(histograms[variable + std::string(kGradientSuffix)], loss_summaries) << variable;
   }
+  // The run as a person sees it: `rill report` of its log directory (the
+  // chief's curves, histograms and traced step), drawn by headless
+  // Chromium, which must show the plots and more than a blank page.
+  const testing::ProgramResult render = testing::RunProgram(
+      {"/usr/bin/env", "python3",
+       std::string(std::getenv("RILL_SOURCE_ROOT")) + "/tests/cli/report_render_test.py",
+       "--logdir", logdir_, "--rill", std::getenv("RILL_CLI")});
+  std::printf("%s", render.out.c_str());  // The screenshot's path, for a person to open.
+  if (render.exit_code != 77) EXPECT_EQ(render.exit_code, 0) << render.out << render.err;
 }
 
 // A cluster spec of 4,000 workers, all but the chief down (as a big job
