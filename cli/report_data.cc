@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "fmt/core.h"
 #include "graph/progress_line.h"
 #include "graph/proto/event.pb.h"
@@ -221,21 +222,35 @@ void ReadCheckpointStates(const std::string& root, const std::vector<std::string
 // One record per checkpoint: a state file and an event usually both name
 // it, with paths relative to different directories, so records are matched
 // by step and file name. Paths are shown relative to the log directory.
+// A checkpoint's file name with its step: TensorFlow's saver hook logs the
+// saver's base path ("model.ckpt") and the step beside it, where the
+// checkpoint state names "model.ckpt-<step>".
+std::string StepQualifiedName(const CheckpointRecord& record) {
+  std::string name = fs::path(record.path).filename().string();
+  if (!record.step) return name;
+  const std::string suffix = absl::StrCat("-", *record.step);
+  return name.ends_with(suffix) ? name : name + suffix;
+}
+
 std::vector<CheckpointRecord> MergeCheckpoints(const std::string& root,
                                                std::vector<CheckpointRecord> records) {
   std::vector<CheckpointRecord> merged;
   for (CheckpointRecord& record : records) {
     if (record.path.starts_with(root + "/")) record.path.erase(0, root.size() + 1);
     if (!record.step) record.step = StepOfPath(record.path);
-    const std::string name = fs::path(record.path).filename().string();
+    const std::string name = StepQualifiedName(record);
     const auto same = std::find_if(merged.begin(), merged.end(), [&](const CheckpointRecord& m) {
-      return m.step == record.step && fs::path(m.path).filename().string() == name;
+      return m.step == record.step && StepQualifiedName(m) == name;
     });
     if (same == merged.end()) {
       merged.push_back(std::move(record));
       continue;
     }
-    if (same->path.empty()) same->path = record.path;
+    // The name with the step is the file's own.
+    if (same->path.empty() || (fs::path(same->path).filename().string() != name &&
+                               fs::path(record.path).filename().string() == name)) {
+      same->path = record.path;
+    }
     for (std::string& source : record.sources) {
       if (std::find(same->sources.begin(), same->sources.end(), source) == same->sources.end()) {
         same->sources.push_back(std::move(source));

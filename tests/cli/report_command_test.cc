@@ -158,6 +158,32 @@ TEST_F(ReportCommand, DrawsScalarsCheckpointsHistogramsAndTheTimeline) {
   EXPECT_EQ(Count(html, "<svg class=\"counter-chart\""), 2);
 }
 
+// TensorFlow's saver hook logs the saver's base path with the step beside
+// it; the checkpoint state names the same checkpoint with its step.
+TEST_F(ReportCommand, OneCheckpointLoggedByBasePathAndListedByStepIsOneRow) {
+  {
+    auto writer = SummaryWriter::Create(logdir_ + "/chief");
+    ASSERT_OK(writer.status());
+    ASSERT_OK((*writer)->AddScalar("loss", 1.0f, 500));
+    SessionLog log;
+    log.set_status(SessionLog::CHECKPOINT);
+    log.set_checkpoint_path(logdir_ + "/model.ckpt");
+    ASSERT_OK((*writer)->AddSessionLog(log, 500));
+    ASSERT_OK((*writer)->Close());
+  }
+  WriteBytes(logdir_ + "/checkpoint", "model_checkpoint_path: \"model.ckpt-500\"\n");
+  const RunResult r = RunReport({logdir_, "--out", out_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = testing::ReadFileOrDie(out_);
+  size_t rows = 0;
+  for (size_t at = html.find("<tr class=\"checkpoint\">"); at != std::string::npos;
+       at = html.find("<tr class=\"checkpoint\">", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 1u) << html;
+  EXPECT_THAT(html, HasSubstr("<code>model.ckpt-500</code>"));
+}
+
 TEST_F(ReportCommand, WritesIntoTheLogDirectoryByDefault) {
   WriteTask("worker0", 1.0);
   const RunResult r = RunReport({logdir_});
