@@ -244,7 +244,9 @@ TEST_F(DistributedMnist, WorkerWaitsForTheChiefThenBothTrainToAccuracy) {
        std::string(std::getenv("RILL_SOURCE_ROOT")) + "/tests/cli/report_render_test.py",
        "--logdir", logdir_, "--rill", std::getenv("RILL_CLI")});
   std::printf("%s", render.out.c_str());  // The screenshot's path, for a person to open.
-  if (render.exit_code != 77) EXPECT_EQ(render.exit_code, 0) << render.out << render.err;
+  if (render.exit_code != 77) {
+    EXPECT_EQ(render.exit_code, 0) << render.out << render.err;
+  }
 }
 
 // A cluster spec of 4,000 workers, all but the chief down (as a big job
