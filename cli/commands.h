@@ -14,6 +14,7 @@ int RunDevicesCommand(const std::vector<std::string>& args);
 int RunRunCommand(const std::vector<std::string>& args);
 int RunPlaceCommand(const std::vector<std::string>& args);
 int RunServerCommand(const std::vector<std::string>& args);
+int RunClusterCommand(const std::vector<std::string>& args);
 int RunCheckpointCommand(const std::vector<std::string>& args);
 int RunKeygenCommand(const std::vector<std::string>& args);
 int RunReportCommand(const std::vector<std::string>& args);

@@ -19,6 +19,8 @@ constexpr struct {
     {"place", "show where a graph's nodes would run on a cluster, without one"},
     {"graph", "validate and summarize a graph, or convert it between text and binary"},
     {"server", "run one task of a cluster (a master and a worker)"},
+    {"cluster",
+     "print the cluster and task this process would join (flags, TF_CONFIG, Slurm, MPI)"},
     {"checkpoint", "list or print the tensors of a V2 checkpoint"},
     {"keygen", "write a CURVE key pair for a cluster or a client"},
     {"report", "write an HTML page of a log directory's summaries, checkpoints and trace"},
@@ -44,6 +46,7 @@ Command FindCommand(std::string_view name) {
   if (name == "run") return rill::cli::RunRunCommand;
   if (name == "place") return rill::cli::RunPlaceCommand;
   if (name == "server") return rill::cli::RunServerCommand;
+  if (name == "cluster") return rill::cli::RunClusterCommand;
   if (name == "checkpoint") return rill::cli::RunCheckpointCommand;
   if (name == "keygen") return rill::cli::RunKeygenCommand;
   if (name == "report") return rill::cli::RunReportCommand;

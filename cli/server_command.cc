@@ -1,5 +1,6 @@
 // rill server: runs one task of a cluster until SIGTERM or SIGINT. The
-// cluster and the task come from the seed scripts' flags or TF_CONFIG.
+// cluster and the task come from the seed scripts' flags, TF_CONFIG, or
+// the environment of srun or mpirun (ResolveCluster).
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -22,9 +23,9 @@
 #include "cli/flags.h"
 #include "fmt/core.h"
 #include "graph/status_macros.h"
+#include "runtime/distributed/cluster_resolver.h"
 #include "runtime/distributed/cluster_spec.h"
 #include "runtime/distributed/server.h"
-#include "runtime/distributed/tf_config.h"
 
 namespace rill::cli {
 namespace {
@@ -37,6 +38,13 @@ constexpr char kUsage[] =
     "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
     "                   [--no_ipc] [--no_shm] [--curve_keys DIR]   (cluster and task from "
     "TF_CONFIG)\n"
+    "       rill server --cluster_from slurm|mpi [--num_ps N] [--port_base P]\n"
+    "                   [--coordinator HOST:PORT] [--issync=0|1] [--bind ...] ...\n"
+    "--cluster_from: where the cluster comes from (found in this order when not named: the\n"
+    "                flags, TF_CONFIG, Slurm, MPI); under srun or mpirun, ranks 0..N-1 are\n"
+    "                the ps tasks (--num_ps, 1) and the rest workers; Slurm's tasks listen on\n"
+    "                --port_base (8888) plus their index on their node; MPI's ranks exchange\n"
+    "                addresses through rank 0 at --coordinator (or RILL_COORDINATOR)\n"
     "--no_ipc: peers on this machine use tcp too; --no_shm: tensors sent to them go through\n"
     "          their ipc socket instead of this task's shared memory\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
@@ -127,6 +135,7 @@ absl::StatusOr<ParsedArgs> ParseServerArgs(const std::vector<std::string>& args)
                                  "task_index",   "issync",       "bind",
                                  "device_count", "curve_keys",   "max_tensor_bytes"};
   flags.insert(std::begin(kLimitFlags), std::end(kLimitFlags));
+  flags.insert(std::begin(kClusterResolverFlags), std::end(kClusterResolverFlags));
   return ParseArgs(args, flags, {"no_ipc", "no_shm"});
 }
 
@@ -136,20 +145,19 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
         fmt::format("unexpected argument '{}'", parsed.positional[0]));
   }
   ServerOptions options;
-  std::map<std::string, std::string> cluster_flags;
+  ClusterResolverOptions resolver;
   for (const auto& [name, value] : parsed.values) {
     if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
         name == "task_index" || name == "issync") {
-      cluster_flags[name] = value;
+      resolver.flags[name] = value;
     }
   }
-  if (!cluster_flags.empty()) {
-    ASSIGN_OR_RETURN(options.config, ServerConfigFromFlags(cluster_flags));
-  } else if (const char* tf_config = std::getenv("TF_CONFIG"); tf_config != nullptr) {
-    ASSIGN_OR_RETURN(options.config, ServerConfigFromTfConfig(tf_config));
-  } else {
-    return absl::InvalidArgumentError(
-        "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
+  RETURN_IF_ERROR(ApplyClusterResolverFlags(parsed.values, resolver));
+  ASSIGN_OR_RETURN(ResolvedCluster resolved, ResolveCluster(resolver));
+  options.config = std::move(resolved.config);
+  // Set before Server::Create makes the devices: CUDA reads it once.
+  if (resolved.cuda_visible_devices) {
+    setenv("CUDA_VISIBLE_DEVICES", resolved.cuda_visible_devices->c_str(), 1);
   }
   if (const auto keys = parsed.Value("curve_keys")) {
     if (keys->empty()) return absl::InvalidArgumentError("--curve_keys: empty key directory");

@@ -45,7 +45,9 @@
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/device/device_query.h"
+#include "runtime/distributed/cluster_resolver.h"
 #include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/job_end_watch.h"
 #include "runtime/distributed/server.h"
 #include "runtime/distributed/tf_config.h"
 #include "runtime/exec/timeline.h"
@@ -59,16 +61,23 @@ namespace {
 
 constexpr int64_t kValidationRows = 5000;
 
+// The cluster from the flags, TF_CONFIG, Slurm or MPI (ResolveCluster).
+// Under Slurm the task's share of its node's GPUs becomes its
+// CUDA_VISIBLE_DEVICES here, before anything creates a device.
 absl::StatusOr<ServerConfig> ClusterConfig(const Flags& flags) {
-  ServerConfig config;
-  if (!flags.cluster.empty()) {
-    ASSIGN_OR_RETURN(config, ServerConfigFromFlags(flags.cluster));
-  } else if (const char* tf_config = std::getenv("TF_CONFIG"); tf_config != nullptr) {
-    ASSIGN_OR_RETURN(config, ServerConfigFromTfConfig(tf_config));
-  } else {
-    return absl::InvalidArgumentError(
-        "no cluster: pass --ps_hosts/--worker_hosts/--job_name/--task_index or set TF_CONFIG");
+  ASSIGN_OR_RETURN(const ClusterResolverOptions options, ResolverOptions(flags));
+  ASSIGN_OR_RETURN(ResolvedCluster resolved, ResolveCluster(options));
+  ServerConfig config = std::move(resolved.config);
+  if (resolved.source == ClusterSource::kSlurm || resolved.source == ClusterSource::kMpi) {
+    fmt::print("{} {}: cluster from {}: {}\n", config.task.job, config.task.index,
+               ClusterSourceName(resolved.source), config.cluster.ToString());
   }
+  if (resolved.cuda_visible_devices) {
+    setenv("CUDA_VISIBLE_DEVICES", resolved.cuda_visible_devices->c_str(), 1);
+    fmt::print("{} {}: CUDA_VISIBLE_DEVICES={}\n", config.task.job, config.task.index,
+               *resolved.cuda_visible_devices);
+  }
+  std::fflush(stdout);
   if (!flags.curve_keys.empty()) config.curve_keys = flags.curve_keys;
   return config;
 }
@@ -83,14 +92,33 @@ ServerOptions TaskServerOptions(const Flags& flags, const ServerConfig& config) 
 }
 
 // A ps task only serves: its variables live in its server until it is
-// killed (SIGTERM or SIGINT end it cleanly).
+// killed (SIGTERM or SIGINT end it cleanly). srun and mpirun wait for every
+// task, and nothing would kill the ps: there (or with --ps_exit_with_chief)
+// it also ends, with status 0, once it has seen the chief and then no
+// worker has answered for a few seconds (JobEndWatch). Watching the
+// workers from the ps needs nothing of them, and still works when the
+// chief crashed instead of finishing.
 absl::Status RunPs(const Flags& flags, const ServerConfig& config) {
+  ASSIGN_OR_RETURN(const ClusterResolverOptions resolver, ResolverOptions(flags));
+  ASSIGN_OR_RETURN(const ClusterSource source, SelectClusterSource(resolver));
+  const bool exit_with_chief =
+      flags.ps_exit_with_chief || source == ClusterSource::kSlurm || source == ClusterSource::kMpi;
   BlockStopSignals();
   const ServerOptions options = TaskServerOptions(flags, config);
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(options));
   fmt::print("ps {}: serving at {}\n", config.task.index, server->target());
   std::fflush(stdout);
-  WaitForStopSignal();
+  if (exit_with_chief) {
+    JobEndWatchOptions watch_options;
+    watch_options.curve = server->curve();
+    ASSIGN_OR_RETURN(std::unique_ptr<JobEndWatch> watch,
+                     JobEndWatch::Create(config.cluster, watch_options));
+    if (WaitForStopSignalOrJobEnd(*watch) == 0) {
+      fmt::print("ps {}: the chief has ended and no worker answers; stopping\n", config.task.index);
+    }
+  } else {
+    WaitForStopSignal();
+  }
   server->Stop();
   return absl::OkStatus();
 }

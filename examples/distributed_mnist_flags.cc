@@ -26,6 +26,15 @@ const char kDistributedMnistUsage[] =
     "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
     "           [--quiet]   (no progress line on stderr)\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
+    "       distributed_mnist [--cluster_from slurm|mpi|tf_config|flags] [--num_ps N]\n"
+    "           [--port_base P] [--coordinator HOST:PORT] [--ps_exit_with_chief] [training flags]\n"
+    "           (unnamed, the first found of the flags, TF_CONFIG, Slurm, MPI; ranks\n"
+    "           0..N-1 of srun or mpirun are the ps tasks (--num_ps, 1), the rest\n"
+    "           workers; Slurm's tasks listen on --port_base (8888) plus their\n"
+    "           index on their node; MPI's ranks exchange addresses through rank 0 at\n"
+    "           --coordinator (or RILL_COORDINATOR). srun and mpirun wait for every task,\n"
+    "           so there, or with --ps_exit_with_chief, a ps ends once it has seen the chief\n"
+    "           and then no worker has answered for 5 s)\n"
     "Every task of the cluster runs this program: a ps task serves its variables, the\n"
     "workers train (the chief, task 0, restores or initializes and writes checkpoints and\n"
     "events to --logdir); --issync 1 trains synchronously, --staleness K bounds how far a\n"
@@ -52,10 +61,14 @@ absl::StatusOr<Partitioner> ParsePartitioner(std::string_view value) {
 }
 
 absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
-  // Every flag but --quiet takes a value. A flag given again overrides, as
-  // TensorFlow's flags do: scripts append a task's flags to the cluster's
-  // shared ones.
-  const std::set<std::string> names = {"ps_hosts",
+  // Every flag but --quiet and --ps_exit_with_chief takes a value. A flag
+  // given again overrides, as TensorFlow's flags do: scripts append a
+  // task's flags to the cluster's shared ones.
+  const std::set<std::string> names = {"cluster_from",
+                                       "num_ps",
+                                       "port_base",
+                                       "coordinator",
+                                       "ps_hosts",
                                        "worker_hosts",
                                        "job_name",
                                        "task_index",
@@ -83,13 +96,15 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "partitioner",
                                        "ps_strategy"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
-                   cli::ParseOptionsOnly(args, names, {"quiet"}, cli::RepeatedOption::kLastWins));
+                   cli::ParseOptionsOnly(args, names, {"quiet", "ps_exit_with_chief"},
+                                         cli::RepeatedOption::kLastWins));
   Flags flags;
   if (parsed.help) {
     flags.help = true;
     return flags;
   }
   flags.quiet = parsed.Has("quiet");
+  flags.ps_exit_with_chief = parsed.Has("ps_exit_with_chief");
   const auto positive = [](std::string_view name, const std::string& value,
                            int64_t* out) -> absl::Status {
     if (!absl::SimpleAtoi(value, out) || *out < 1) {
@@ -102,6 +117,9 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
     if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
         name == "task_index" || name == "issync") {
       flags.cluster[name] = value;
+    } else if (name == "cluster_from" || name == "num_ps" || name == "port_base" ||
+               name == "coordinator") {
+      flags.resolver[name] = value;
     } else if (name == "logdir") {
       flags.logdir = value;
     } else if (name == "train_steps") {
@@ -180,7 +198,15 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       flags.save_checkpoint_steps = steps;
     }
   }
+  RETURN_IF_ERROR(ResolverOptions(flags).status());
   return flags;
+}
+
+absl::StatusOr<ClusterResolverOptions> ResolverOptions(const Flags& flags) {
+  ClusterResolverOptions options;
+  options.flags = flags.cluster;
+  RETURN_IF_ERROR(ApplyClusterResolverFlags(flags.resolver, options));
+  return options;
 }
 
 }  // namespace rill::examples

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "ops/partitioned_variable.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/distributed/cluster_resolver.h"
 
 namespace rill::examples {
 
@@ -21,6 +22,13 @@ extern const char kDistributedMnistUsage[];
 struct Flags {
   bool help = false;                           // --help: print the usage, start nothing.
   std::map<std::string, std::string> cluster;  // ps_hosts, worker_hosts, job_name, ...
+  // Where else the cluster may come from (Slurm, MPI): the values of
+  // --cluster_from, --num_ps, --port_base and --coordinator
+  // (kClusterResolverFlags), checked when parsed.
+  std::map<std::string, std::string> resolver;
+  // --ps_exit_with_chief: a ps task ends once the chief has ended (as it
+  // does whenever the cluster comes from Slurm or MPI).
+  bool ps_exit_with_chief = false;
   std::string logdir;
   int64_t train_steps = 2000;
   int64_t batch_size = 64;
@@ -63,6 +71,10 @@ struct Flags {
 // least BYTES, 256 KiB by default, as min_max_variable_partitioner); both
 // cut rows.
 absl::StatusOr<Partitioner> ParsePartitioner(std::string_view value);
+
+// The cluster resolver's options for these flags (the cluster flags and
+// `resolver`).
+absl::StatusOr<ClusterResolverOptions> ResolverOptions(const Flags& flags);
 
 // The flags in `args` (argv without the program). A flag given again
 // overrides, as TensorFlow's flags do; an unknown one is an error.

@@ -4,6 +4,7 @@
 #   scripts/setup.sh        what the build and the tests need
 #   scripts/setup.sh fuzz   also clang and libFuzzer (benches/fuzz.sh)
 #   scripts/setup.sh torch  also PyTorch, the baseline of benches/distributed_training.py
+#   scripts/setup.sh slurm  also Slurm's daemons and srun (benches/slurm.sh)
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,8 @@ packages=(
   libdnnl-dev dataset-fashion-mnist graphviz
   # tests/cli/report_render_test.py draws a `rill report` page headless.
   chromium
+  # tests/cluster/mpirun_test.cc starts distributed_mnist with a real mpirun.
+  openmpi-bin
 )
 for group in "$@"; do
   case "$group" in
@@ -22,7 +25,9 @@ for group in "$@"; do
     fuzz) packages+=(clang libclang-rt-14-dev) ;;
     # Without the pthread OpenBLAS, PyTorch's CPU kernels run 10-20x slower.
     torch) packages+=(python3-torch python3-numpy libopenblas0-pthread) ;;
-    *) echo "setup: unknown package group '$group' (known: fuzz, torch)" >&2; exit 2 ;;
+    # benches/slurm.sh starts a single-node Slurm (no munge: auth/none).
+    slurm) packages+=(slurmctld slurmd slurm-client) ;;
+    *) echo "setup: unknown package group '$group' (known: fuzz, torch, slurm)" >&2; exit 2 ;;
   esac
 done
 
