@@ -111,7 +111,7 @@ void ConnectionTable::Close(uint64_t id) {
   if (it == connections_.end()) return;
   std::shared_ptr<ServerConnection> connection = std::move(it->second);
   connections_.erase(it);
-  forget_(connection->fd());
+  forget_(*connection);
   connection->Close();
   if (connection->over_cap()) {
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), id), waiting_.end());

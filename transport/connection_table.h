@@ -23,10 +23,11 @@ namespace rill {
 // Thread safety: none; the server's socket thread owns it.
 class ConnectionTable {
  public:
-  // `forget(fd)` runs before a connection's socket closes (the server
-  // stops watching it); `log` names the server by `port`.
+  // `forget(connection)` runs before a connection's socket closes (the
+  // server stops watching it, and ends what its calls still run); `log`
+  // names the server by `port`.
   ConnectionTable(const ConnectionLimitOptions& limits, int port, LogSink* log,
-                  std::function<void(int fd)> forget)
+                  std::function<void(const ServerConnection&)> forget)
       : limits_(limits), port_(port), log_(log), forget_(std::move(forget)) {}
 
   // A new connection: it takes a place, or waits for one (over_cap).
@@ -66,7 +67,7 @@ class ConnectionTable {
   const ConnectionLimitOptions limits_;
   const int port_;
   LogSink* const log_;
-  const std::function<void(int fd)> forget_;
+  const std::function<void(const ServerConnection&)> forget_;
   absl::flat_hash_map<uint64_t, std::shared_ptr<ServerConnection>> connections_;
   int served_ = 0;                // Connections with a place.
   std::deque<uint64_t> waiting_;  // Over the cap, oldest first.

@@ -30,6 +30,9 @@ namespace rill {
 struct RpcMessage {
   std::string body;
   std::vector<Tensor> tensors;
+  // On a request handed to a server's handler: the connection it came on
+  // (never 0), which RpcServer's `closed` callback names when it goes.
+  uint64_t connection = 0;
 };
 
 // Called exactly once, from any thread.
@@ -71,6 +74,12 @@ struct RpcMethod {
   bool runs_inline = false;
 };
 
+// Called once for each connection the server closes while serving (the
+// peer went away, or sent what it may not), after its last request was
+// handed to a handler; on a handler thread. A reply to the connection's
+// calls would be dropped: a service ends what they still run.
+using RpcConnectionClosed = std::function<void(uint64_t connection)>;
+
 // Thread safety: all methods may be called concurrently.
 class RpcServer {
  public:
@@ -81,11 +90,12 @@ class RpcServer {
   // UNAVAILABLE until Serve. Errors: a malformed address, a port in use
   // (UNAVAILABLE naming the address), a method named twice.
   static absl::StatusOr<std::unique_ptr<RpcServer>> Start(const RpcServerOptions& options,
-                                                          std::vector<RpcMethod> methods = {});
+                                                          std::vector<RpcMethod> methods = {},
+                                                          RpcConnectionClosed closed = nullptr);
   // Starts serving `methods`, once: for a server bound before the services
   // behind its methods existed. Errors: serving already, a method named
   // twice.
-  absl::Status Serve(std::vector<RpcMethod> methods);
+  absl::Status Serve(std::vector<RpcMethod> methods, RpcConnectionClosed closed = nullptr);
   // Stops serving and joins its threads; replies not sent yet are dropped.
   ~RpcServer();
 

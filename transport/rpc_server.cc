@@ -143,8 +143,10 @@ class RpcServer::Impl {
     ASSIGN_OR_RETURN(tcp_fd_, rpc_internal::ListenTcp(address.substr(6)));
     port_ = rpc_internal::BoundPort(tcp_fd_);
     load_ = ServerLoad::Create(options_.limits, port_, log_);
-    connections_.emplace(load_->options(), port_, log_,
-                         [this](int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); });
+    connections_.emplace(load_->options(), port_, log_, [this](const ServerConnection& closing) {
+      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, closing.fd(), nullptr);
+      Closed(closing.id());
+    });
     local_addresses_ = rpc_internal::LocalAddresses();
     HelloReply hello;
     hello.set_host_id(rpc_internal::LocalHostId());
@@ -168,7 +170,7 @@ class RpcServer::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status Serve(std::vector<RpcMethod> methods) {
+  absl::Status Serve(std::vector<RpcMethod> methods, RpcConnectionClosed closed) {
     auto table = std::make_unique<MethodTable>();
     for (RpcMethod& method : methods) {
       std::string name = method.name;
@@ -186,7 +188,9 @@ class RpcServer::Impl {
     absl::MutexLock lock(&serve_mu_);
     if (methods_ != nullptr) return absl::FailedPreconditionError("the server is serving already");
     methods_ = std::move(table);
-    // Release: the socket thread reads the table through this pointer.
+    closed_ = std::move(closed);
+    // Release: the socket thread reads the table (and closed_) through
+    // this pointer.
     served_.store(methods_.get(), std::memory_order_release);
     return absl::OkStatus();
   }
@@ -402,8 +406,19 @@ class RpcServer::Impl {
                                                      request.tensors.status().message())),
           {});
     }
-    RpcMessage message{header.body(), *std::move(request.tensors)};
+    RpcMessage message{header.body(), *std::move(request.tensors), connection->id()};
     method.handler(std::move(message), std::move(reply));
+  }
+
+  // Runs on the socket thread as a connection closes: its inline calls
+  // were handed over already, so the service may end what they run. On a
+  // worker, since ending a step may take a while.
+  void Closed(uint64_t id) {
+    // Acquire: pairs with the release in Serve, which set closed_.
+    if (served_.load(std::memory_order_acquire) == nullptr || !closed_) return;
+    workers_->Schedule([this, id] {
+      if (!stopping()) closed_(id);
+    });
   }
 
   using MethodTable = absl::flat_hash_map<std::string, RpcMethod>;
@@ -411,6 +426,7 @@ class RpcServer::Impl {
   absl::Mutex serve_mu_;
   std::unique_ptr<MethodTable> methods_ ABSL_GUARDED_BY(serve_mu_);
   std::atomic<const MethodTable*> served_{nullptr};
+  RpcConnectionClosed closed_;  // Set with methods_; read after served_.
   // Constant after Start.
   const RpcServerOptions options_;
   LogSink* const log_;
@@ -439,15 +455,16 @@ class RpcServer::Impl {
 };
 
 absl::StatusOr<std::unique_ptr<RpcServer>> RpcServer::Start(const RpcServerOptions& options,
-                                                            std::vector<RpcMethod> methods) {
+                                                            std::vector<RpcMethod> methods,
+                                                            RpcConnectionClosed closed) {
   auto impl = std::make_unique<Impl>(options);
-  if (!methods.empty()) RETURN_IF_ERROR(impl->Serve(std::move(methods)));
+  if (!methods.empty()) RETURN_IF_ERROR(impl->Serve(std::move(methods), std::move(closed)));
   RETURN_IF_ERROR(impl->Start());
   return std::unique_ptr<RpcServer>(new RpcServer(std::move(impl)));
 }
 
-absl::Status RpcServer::Serve(std::vector<RpcMethod> methods) {
-  return impl_->Serve(std::move(methods));
+absl::Status RpcServer::Serve(std::vector<RpcMethod> methods, RpcConnectionClosed closed) {
+  return impl_->Serve(std::move(methods), std::move(closed));
 }
 
 RpcServer::RpcServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

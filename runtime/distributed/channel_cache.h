@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -27,14 +28,26 @@ class ChannelCache {
   const ClusterSpec& cluster() const { return cluster_; }
   // The client of `task` ("/job:J/replica:0/task:T"); it lives as long as
   // the cache. Its callbacks run on its I/O thread, so they must be quick.
-  // Errors: a task outside the cluster.
+  // Errors: a task outside the cluster that was not learned.
   absl::StatusOr<RpcClient*> Get(const std::string& task);
+  // The address of `task` ("HOST:PORT"): the cluster's, else a learned one.
+  absl::StatusOr<std::string> Address(const std::string& task) const;
+
+  // Learns where a task outside the cluster listens (a worker that joined
+  // the job later), as a master says in RegisterGraph; a task it learned
+  // before may have moved (it joined again). A task of the cluster keeps
+  // its address: INVALID_ARGUMENT naming both when `address` differs, so
+  // that no request can divert another task's tensors.
+  absl::Status Learn(const std::string& task, const std::string& address);
 
  private:
   const ClusterSpec cluster_;
   const RpcClientOptions options_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<RpcClient>> clients_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> learned_ ABSL_GUARDED_BY(mu_);
+  // Clients of tasks that moved: a step may still hold one.
+  std::vector<std::unique_ptr<RpcClient>> moved_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rill

@@ -36,7 +36,7 @@ class MasterService::Workers final : public WorkerCache {
         remote_.erase(task);
         return client.status();
       }
-      remote = std::make_unique<RemoteWorker>(task, *client);
+      remote = std::make_unique<RemoteWorker>(task, *client, channels_);
     }
     return remote.get();
   }
@@ -305,7 +305,7 @@ void MasterService::RunStep(RpcMessage request, RpcDone done) {
                                  if (status.ok()) {
                                    RunStepReply body;
                                    AppendStepStats(call->result.stats, body.mutable_step_stats());
-      AppendTaskClocks(call->result.clocks, body.mutable_step_stats());
+                                   AppendTaskClocks(call->result.clocks, body.mutable_step_stats());
                                    body.set_placement_log(std::move(call->result.placement_log));
                                    reply = Reply(body);
                                    reply.tensors = std::move(call->result.outputs);

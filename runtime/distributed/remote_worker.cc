@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "graph/device_spec.h"
 #include "runtime/distributed/rpc_body.h"
 
 namespace rill {
@@ -14,6 +17,13 @@ namespace {
 // Registration and tear-down are quick; a worker that takes longer is
 // treated as gone.
 constexpr absl::Duration kControlTimeout = absl::Seconds(30);
+
+// "/job:J/replica:0/task:T" of a device name, or nullopt.
+std::optional<std::string> TaskOf(const std::string& device) {
+  absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(device);
+  if (!spec.ok() || !spec->job || !spec->task) return std::nullopt;
+  return absl::StrFormat("/job:%s/replica:0/task:%d", *spec->job, *spec->task);
+}
 
 }  // namespace
 
@@ -39,7 +49,21 @@ void RemoteWorker::ListDevices(absl::Time deadline,
 
 void RemoteWorker::RegisterGraph(const RegisterGraphRequest& request, absl::Time deadline,
                                  std::function<void(absl::StatusOr<GraphRegistration>)> done) {
-  client_->Call("RegisterGraph", Request(request), deadline,
+  // The addresses of the tasks its partitions send to: a task that joined
+  // the job after that worker started is in no cluster spec of its own.
+  RegisterGraphRequest addressed = request;
+  for (const auto& [device, partition] : request.partitions()) {
+    for (const NodeDef& node : partition.node()) {
+      const auto recv_device = node.attr().find("recv_device");
+      if (recv_device == node.attr().end()) continue;
+      const std::optional<std::string> peer = TaskOf(recv_device->second.s());
+      if (!peer || *peer == task_ || addressed.task_addresses().contains(*peer)) continue;
+      if (absl::StatusOr<std::string> address = channels_->Address(*peer); address.ok()) {
+        (*addressed.mutable_task_addresses())[*peer] = *std::move(address);
+      }
+    }
+  }
+  client_->Call("RegisterGraph", Request(addressed), deadline,
                 [this, done = std::move(done)](absl::Status status, RpcMessage reply) {
                   if (!status.ok()) return done(Annotate(std::move(status)));
                   absl::StatusOr<RegisterGraphReply> parsed =

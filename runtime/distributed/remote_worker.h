@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/distributed/channel_cache.h"
 #include "runtime/session/worker_interface.h"
 #include "transport/rpc.h"
 
@@ -16,7 +17,10 @@ class RemoteWorker final : public WorkerInterface {
  public:
   // `client` talks to `task` ("/job:J/replica:0/task:T") and must outlive
   // this; its callbacks must run on its I/O thread (inline_callbacks).
-  RemoteWorker(std::string task, RpcClient* client) : task_(std::move(task)), client_(client) {}
+  // `channels` (outliving this too) tells RegisterGraph where the peers
+  // of the task's partitions listen.
+  RemoteWorker(std::string task, RpcClient* client, const ChannelCache* channels)
+      : task_(std::move(task)), client_(client), channels_(channels) {}
 
   bool in_process() const override { return false; }
   void ListDevices(absl::Time deadline,
@@ -36,6 +40,7 @@ class RemoteWorker final : public WorkerInterface {
 
   const std::string task_;
   RpcClient* const client_;
+  const ChannelCache* const channels_;
 };
 
 }  // namespace rill

@@ -73,6 +73,12 @@ void LogCluster(LogSink* log, const ClusterSpec& cluster) {
   }
 }
 
+// The steps of a connection that closed are cancelled by the worker
+// service (which outlives the transport's callbacks).
+RpcConnectionClosed EndStepsOf(WorkerService* service) {
+  return [service](uint64_t connection) { service->ConnectionClosed(connection); };
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
@@ -158,13 +164,15 @@ absl::Status Server::Listen(const ServerOptions& options, const std::string& bin
   rpc.curve = curve_;
   rpc.limits = options.limits.connections;
   rpc.log = options.log;
-  ASSIGN_OR_RETURN(rpc_, RpcServer::Start(rpc, std::move(methods)));
+  RpcConnectionClosed closed;
+  if (!methods.empty()) closed = EndStepsOf(worker_service_.get());
+  ASSIGN_OR_RETURN(rpc_, RpcServer::Start(rpc, std::move(methods), std::move(closed)));
   return absl::OkStatus();
 }
 
 absl::Status Server::Serve(const ServerOptions& options, const std::string& bind_address) {
   ASSIGN_OR_RETURN(std::vector<RpcMethod> methods, MakeServices(options, bind_address));
-  RETURN_IF_ERROR(rpc_->Serve(std::move(methods)));
+  RETURN_IF_ERROR(rpc_->Serve(std::move(methods), EndStepsOf(worker_service_.get())));
   Started(options, bind_address);
   return absl::OkStatus();
 }
@@ -199,7 +207,7 @@ absl::StatusOr<std::vector<RpcMethod>> Server::MakeServices(const ServerOptions&
   worker.graphs = options.limits.graphs;
   worker.log = log;
   ASSIGN_OR_RETURN(worker_, Worker::Create(worker));
-  worker_service_ = std::make_unique<WorkerService>(worker_.get());
+  worker_service_ = std::make_unique<WorkerService>(worker_.get(), channels_.get(), log);
   MasterServiceOptions master;
   master.task = task;
   master.local_worker = worker_.get();

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "graph/device_spec.h"
 #include "runtime/distributed/rpc_body.h"
 #include "runtime/exec/continuations.h"
 #include "transport/proto/cluster_rpc.pb.h"
@@ -43,6 +45,10 @@ std::vector<RpcMethod> WorkerService::Methods() {
 void WorkerService::GetStatus(RpcMessage, RpcDone done) {
   GetStatusReply reply;
   for (const std::string& device : worker_->device_names()) reply.add_devices(device);
+  {
+    absl::MutexLock lock(&mu_);
+    reply.set_running_steps(static_cast<int32_t>(running_.size()));
+  }
   done(absl::OkStatus(), Reply(reply));
 }
 
@@ -50,6 +56,20 @@ void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
   absl::StatusOr<RegisterGraphRequest> parsed =
       ParseBody<RegisterGraphRequest>(request, "RegisterGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
+  // A peer in this task's cluster keeps the address the cluster gives it;
+  // the others (workers that joined later) are learned.
+  for (const auto& [task, address] : parsed->task_addresses()) {
+    if (const absl::StatusOr<DeviceSpec> spec = DeviceSpec::Parse(task);
+        spec.ok() && spec->job && spec->task &&
+        channels_->cluster().TaskAddress(*spec->job, *spec->task).ok()) {
+      continue;
+    }
+    if (absl::Status learned = channels_->Learn(task, address); !learned.ok()) {
+      return done(absl::InvalidArgumentError(
+                      absl::StrFormat("RegisterGraph: task_addresses: %s", learned.message())),
+                  {});
+    }
+  }
   worker_->RegisterGraph(*parsed, absl::InfiniteFuture(),
                          [done = std::move(done)](absl::StatusOr<GraphRegistration> registered) {
                            if (!registered.ok()) return done(registered.status(), {});
@@ -64,6 +84,7 @@ void WorkerService::RegisterGraph(RpcMessage request, RpcDone done) {
 }
 
 struct WorkerService::Run {
+  uint64_t connection = 0;  // The call's.
   RunGraphRequest request;
   RunGraphCall call;
   RpcDone done;
@@ -88,12 +109,34 @@ int WorkerService::CancelRunning(const absl::Status& status) {
   return cancelled;
 }
 
+int WorkerService::ConnectionClosed(uint64_t connection) {
+  std::vector<std::shared_ptr<Run>> orphans;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::shared_ptr<Run>& run : running_) {
+      if (run->connection == connection) orphans.push_back(run);
+    }
+  }
+  if (orphans.empty()) return 0;
+  // Outside mu_: a cancelled step may finish on this thread.
+  for (const std::shared_ptr<Run>& run : orphans) {
+    run->call.cancellation.Cancel(
+        absl::CancelledError("the connection of the step's master closed"));
+  }
+  OrDefault(log_)->Log(
+      "%s: a master's connection closed mid-step: cancelled %d of its steps (step %d, graph %s%s)",
+      worker_->task(), static_cast<int>(orphans.size()), orphans[0]->call.step_id,
+      orphans[0]->call.graph_handle, orphans.size() > 1 ? ", ..." : "");
+  return static_cast<int>(orphans.size());
+}
+
 void WorkerService::RunGraph(RpcMessage request, RpcDone done) {
   const int64_t received_micros = absl::ToUnixMicros(absl::Now());
   absl::StatusOr<RunGraphRequest> parsed = ParseBody<RunGraphRequest>(request, "RunGraph");
   if (!parsed.ok()) return done(parsed.status(), {});
   auto run = std::make_shared<Run>();
   run->received_micros = received_micros;
+  run->connection = request.connection;
   run->request = *std::move(parsed);
   run->done = std::move(done);
   RunGraphCall& call = run->call;

@@ -4,12 +4,14 @@
 #ifndef RILL_RUNTIME_DISTRIBUTED_WORKER_SERVICE_H_
 #define RILL_RUNTIME_DISTRIBUTED_WORKER_SERVICE_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
+#include "graph/log_sink.h"
 #include "runtime/distributed/channel_cache.h"
 #include "runtime/exec/remote_rendezvous.h"
 #include "runtime/session/worker.h"
@@ -24,8 +26,11 @@ PushTensorFn PushOverRpc(ChannelCache* channels);
 // Thread safety: the methods' handlers may run concurrently.
 class WorkerService {
  public:
-  // `worker` must outlive the service.
-  explicit WorkerService(Worker* worker) : worker_(worker) {}
+  // `worker` and `channels` (where its pushes go) must outlive the
+  // service; `log` (null: stderr) hears of steps ended for a closed
+  // connection.
+  WorkerService(Worker* worker, ChannelCache* channels, LogSink* log = nullptr)
+      : worker_(worker), channels_(channels), log_(log) {}
   // CancelRunning, with CANCELLED.
   ~WorkerService();
 
@@ -34,6 +39,13 @@ class WorkerService {
   // push (its master died mid-step); cancelled, it ends and frees what it
   // holds. For a server that stops: its transport must have stopped.
   int CancelRunning(const absl::Status& status);
+
+  // Cancels the steps of the RunGraph calls that came on `connection`,
+  // which closed: their replies could not reach anyone, and their master
+  // may have died mid-step, leaving them to wait for tensors that never
+  // come. They end at once and free their executors and the tensors they
+  // received. Returns how many; does not wait for them to end.
+  int ConnectionClosed(uint64_t connection);
 
   // GetStatus, RegisterGraph, RunGraph, DeregisterGraph, PushTensor,
   // AbortStep (cluster_rpc.proto). Each calls `done` once; malformed
@@ -51,6 +63,8 @@ class WorkerService {
   struct Run;
 
   Worker* const worker_;
+  ChannelCache* const channels_;
+  LogSink* const log_;
   absl::Mutex mu_;
   absl::flat_hash_set<std::shared_ptr<Run>> running_ ABSL_GUARDED_BY(mu_);
 };

@@ -20,12 +20,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
 #include "runtime/session.h"
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
+#include "transport/proto/cluster_rpc.pb.h"
 #include "transport/proto/rpc.pb.h"
+#include "transport/rpc.h"
 #include "zmq.hpp"
 
 namespace rill {
@@ -107,6 +111,63 @@ TEST(Faults, WorkerKilledMidStepFailsTheStepAsUnavailable) {
                        AnyOf(HasSubstr(dead_address), HasSubstr("/job:worker/replica:0/task:1"))));
   if (!ended) return;
   ExpectServes(cluster.Target("worker", 0), "/job:worker/task:0");
+}
+
+// Worker 1 squares what worker 0 dequeues from a queue nobody fills: the
+// step waits on worker 1 for a tensor that never comes.
+GraphDef WaitsOnWorkerOne() {
+  const Scope root = ops::NewRootScope();
+  const Scope near = root.WithDevice("/job:worker/task:0");
+  const ops::FIFOQueueV2 queue(near.WithOpName("empty"), {DT_FLOAT});
+  const ops::QueueDequeueV2 value(near.WithOpName("never"), queue.handle, {DT_FLOAT});
+  ops::Square(root.WithDevice("/job:worker/task:1").WithOpName("squared"), value.components[0]);
+  absl::StatusOr<GraphDef> def = root.ToGraphDef();
+  EXPECT_OK(def);
+  return def.ok() ? *def : GraphDef();
+}
+
+// How many RunGraph calls the worker at `address` runs now.
+absl::StatusOr<int> RunningSteps(const std::string& address) {
+  RpcClientOptions options;
+  options.address = address;
+  ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> client, RpcClient::Connect(options));
+  ASSIGN_OR_RETURN(RpcMessage reply,
+                   client->CallSync("GetStatus", RpcMessage(), absl::Now() + absl::Seconds(10)));
+  GetStatusReply status;
+  if (!status.ParseFromString(reply.body)) return absl::DataLossError("GetStatus: bad reply");
+  return status.running_steps();
+}
+
+// A master that dies mid-step leaves its steps on other workers waiting
+// for tensors it would have sent; the worker ends them when the master's
+// connection closes, not when the worker stops.
+TEST(Faults, MasterKilledMidStepEndsItsStepsOnTheLiveWorker) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster, testing::StartCluster(0, 2));
+  ASSERT_OK_AND_ASSIGN(auto session, Connect(cluster.Target("worker", 0), WaitsOnWorkerOne()));
+  absl::StatusOr<std::vector<Tensor>> result;
+  std::thread step([&] { result = session->Run({}, {"squared"}); });
+  const std::string live = cluster.worker_hosts[1];
+  absl::StatusOr<int> running = 0;
+  for (int i = 0; i < 200 && running.ok() && *running == 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    running = RunningSteps(live);
+  }
+  ASSERT_OK(running);
+  ASSERT_EQ(*running, 1) << "the step never started on worker 1";
+
+  cluster.Task("worker", 0).Kill(SIGKILL);
+  EXPECT_EQ(cluster.Task("worker", 0).WaitExit().signal, SIGKILL);
+  for (int i = 0; i < 400 && running.ok() && *running > 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    running = RunningSteps(live);
+  }
+  EXPECT_OK(running);
+  EXPECT_EQ(running.value_or(-1), 0) << "worker 1 still runs the dead master's step";
+  EXPECT_THAT(cluster.Task("worker", 1).Log(),
+              HasSubstr("a master's connection closed mid-step: cancelled 1 of its steps"));
+  step.join();
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kUnavailable, ::testing::_));
+  ExpectServes(cluster.Target("worker", 1), "/job:worker/task:1");
 }
 
 int ConnectTcp(int port) {
