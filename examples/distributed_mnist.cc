@@ -20,7 +20,11 @@
 //       [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]
 //       [--curve_keys DIR] [--transport shm|ipc|tcp] [--quiet]
 //       [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]
-// (or the cluster and task in TF_CONFIG instead of the first four flags).
+// (or the cluster and task from TF_CONFIG, Slurm or MPI instead of the first
+// four flags: --cluster_from, --num_ps, --port_base, --coordinator,
+// --ps_exit_with_chief). A worker outside the cluster spec joins a live
+// job with --join CHIEF_HOST:PORT; synchronous rounds follow the live
+// workers with --min_replicas_to_aggregate M.
 // With --curve_keys (a directory from `rill keygen`, shared by the tasks)
 // every connection is authenticated and encrypted.
 #include <algorithm>
@@ -48,6 +52,7 @@
 #include "runtime/distributed/cluster_resolver.h"
 #include "runtime/distributed/cluster_spec.h"
 #include "runtime/distributed/job_end_watch.h"
+#include "runtime/distributed/job_member.h"
 #include "runtime/distributed/server.h"
 #include "runtime/distributed/tf_config.h"
 #include "runtime/exec/timeline.h"
@@ -55,6 +60,8 @@
 #include "runtime/training/checkpoint_state.h"
 #include "runtime/training/monitored_session.h"
 #include "runtime/training/step_split.h"
+#include "runtime/training/summary_writer.h"
+#include "transport/curve.h"
 
 namespace rill::examples {
 namespace {
@@ -177,6 +184,37 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
   return absl::OkStatus();
 }
 
+// A worker's examples per second, in LOGDIR/worker<task>/ (the chief's
+// summaries are the job's, in LOGDIR): `rill report` and TensorBoard show
+// each worker's rate. Null without a log directory, or when the file
+// cannot be made (said once; training goes on without it).
+std::unique_ptr<SummaryWriter> WorkerRateWriter(const Flags& flags, int task) {
+  if (flags.logdir.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<SummaryWriter>> writer =
+      SummaryWriter::Create(fmt::format("{}/worker{}", flags.logdir, task));
+  if (!writer.ok()) {
+    fmt::print(stderr, "Worker {}: not writing examples/sec: {}\n", task,
+               std::string(writer.status().message()));
+    return nullptr;
+  }
+  return *std::move(writer);
+}
+
+// A worker other than the chief says it lives to the chief's server (the
+// job's coordinator) while it trains, and leaves when it ends.
+absl::StatusOr<std::unique_ptr<JobMember>> StayInJob(const Flags& flags, const ServerConfig& config,
+                                                     const Server& server) {
+  const std::vector<int> workers = config.cluster.TaskIndices("worker");
+  if (config.task.index == 0 || workers.empty() || workers.front() != 0) return nullptr;
+  JobMemberOptions member;
+  ASSIGN_OR_RETURN(member.coordinator, config.cluster.TaskAddress("worker", 0));
+  if (!flags.join.empty()) member.coordinator = flags.join;
+  ASSIGN_OR_RETURN(member.address, config.cluster.TaskAddress("worker", config.task.index));
+  member.task_index = config.task.index;
+  member.curve = server.curve();
+  return JobMember::Start(member, absl::Seconds(1));
+}
+
 absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   const int task = config.task.index;
   if (const GpuQuery gpus = QueryGpuDevices(); flags.device == "gpu" && gpus.devices.empty()) {
@@ -197,7 +235,12 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
 
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
                    Server::Create(TaskServerOptions(flags, config)));
-  ASSIGN_OR_RETURN(DistributedMnistGraph graph, BuildDistributedMnistGraph(flags, config));
+  ASSIGN_OR_RETURN(DistributedMnistGraph graph,
+                   BuildDistributedMnistGraph(flags, config, [&server] {
+                     return static_cast<int>(server->membership().Members().size());
+                   }));
+  ASSIGN_OR_RETURN(const std::unique_ptr<JobMember> member, StayInJob(flags, config, *server));
+  const std::unique_ptr<SummaryWriter> rates = WorkerRateWriter(flags, task);
 
   const bool is_chief = task == 0;
   MonitoredTrainingSessionOptions options;
@@ -279,10 +322,15 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
     if (local_step % flags.log_every == 0) {
       const auto now = std::chrono::steady_clock::now();
       const double seconds = std::chrono::duration<double>(now - window_start).count();
+      const double examples_per_second =
+          static_cast<double>(window_steps * flags.batch_size) / seconds;
       progress->Clear();
       fmt::print("Worker {}: local step {}, global step {}, loss {:.4f}, {:.0f} examples/s\n", task,
-                 local_step, last_global_step, values[0].scalar<float>(),
-                 static_cast<double>(window_steps * flags.batch_size) / seconds);
+                 local_step, last_global_step, values[0].scalar<float>(), examples_per_second);
+      if (rates != nullptr) {
+        RETURN_IF_ERROR(rates->AddScalar("examples/sec", static_cast<float>(examples_per_second),
+                                         last_global_step));
+      }
       std::fflush(stdout);
       window_start = now;
       window_steps = 0;
@@ -324,7 +372,45 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
   return absl::OkStatus();
 }
 
+// A worker that joins a live job: the chief's server gives it an index
+// and the cluster (the ps tasks and the live workers); the ps tasks learn
+// its address from the graphs it registers.
+absl::Status JoinAndRunWorker(const Flags& flags) {
+  const bool sync = flags.cluster.contains("issync");
+  if (flags.cluster.size() > (sync ? 1u : 0u) || std::getenv("TF_CONFIG") != nullptr) {
+    return absl::InvalidArgumentError(
+        "--join: the chief's server gives the cluster and the task; pass no --ps_hosts, "
+        "--worker_hosts, --job_name, --task_index and no TF_CONFIG");
+  }
+  if (flags.staleness) {
+    return absl::InvalidArgumentError(
+        "--join: workers join asynchronous or synchronous training; --staleness needs every "
+        "worker from the start");
+  }
+  const std::string issync = sync ? flags.cluster.at("issync") : "0";
+  if (issync != "0" && issync != "1" && issync != "true" && issync != "false") {
+    return absl::InvalidArgumentError(
+        fmt::format("--issync '{}': expected 0, 1, true or false", issync));
+  }
+  const bool sync_replicas = issync == "1" || issync == "true";
+  JobMemberOptions member;
+  member.coordinator = flags.join;
+  ASSIGN_OR_RETURN(member.address, FreeAddressToward(flags.join));
+  if (!flags.curve_keys.empty()) {
+    ASSIGN_OR_RETURN(CurveKeys keys, LoadCurveKeys(flags.curve_keys));
+    member.curve = std::make_shared<const CurveKeys>(std::move(keys));
+  }
+  ASSIGN_OR_RETURN(ServerConfig config, JoinJob(member, absl::Seconds(60)));
+  config.curve_keys = flags.curve_keys;
+  config.sync_replicas = sync_replicas;
+  fmt::print("Worker {}: joined the job at {} as worker {} of {} (at {})\n", config.task.index,
+             flags.join, config.task.index, config.cluster.ToString(), member.address);
+  std::fflush(stdout);
+  return RunWorker(flags, config);
+}
+
 absl::Status Run(const Flags& flags) {
+  if (!flags.join.empty()) return JoinAndRunWorker(flags);
   ASSIGN_OR_RETURN(const ServerConfig config, ClusterConfig(flags));
   if (config.task.job == "ps") return RunPs(flags, config);
   if (config.task.job != "worker") {

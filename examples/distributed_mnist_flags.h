@@ -56,12 +56,19 @@ struct Flags {
   std::string partitioner = "none";
   std::string ps_strategy = "round_robin";
   std::optional<int64_t> replicas_to_aggregate;
+  // Synchronous with workers that come and go: each round aggregates the
+  // live workers' gradients, at least this many, at most
+  // replicas_to_aggregate.
+  std::optional<int64_t> min_replicas_to_aggregate;
   std::optional<int64_t> backup_workers;
   std::optional<int64_t> staleness;
   // How long a synchronous or staleness-bounded step waits for the others.
   int64_t sync_timeout_secs = 60;
   // A pause before each step: a slow worker, for tests of the bounds.
   int64_t step_delay_ms = 0;
+  // --join HOST:PORT: a worker outside the cluster spec that joins a live
+  // asynchronous job through its chief's server, which gives it an index.
+  std::string join;
   // --quiet: no progress line on stderr.
   bool quiet = false;
 };

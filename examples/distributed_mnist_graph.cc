@@ -1,5 +1,7 @@
 #include "examples/distributed_mnist_graph.h"
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,6 +55,18 @@ absl::StatusOr<SyncReplicasOptions> SyncOptions(const Flags& flags, int num_work
   options.replicas_to_aggregate = static_cast<int>(replicas);
   options.total_num_replicas = num_workers;
   options.token_timeout = absl::Seconds(flags.sync_timeout_secs);
+  if (flags.min_replicas_to_aggregate) {
+    if (*flags.min_replicas_to_aggregate > replicas) {
+      return absl::InvalidArgumentError(
+          fmt::format("--min_replicas_to_aggregate {} is more than the {} of "
+                      "--replicas_to_aggregate",
+                      *flags.min_replicas_to_aggregate, replicas));
+    }
+    // Workers come and go: R follows the live ones, and every index up to
+    // the most (R) has a clock, whatever the cluster spec lists now.
+    options.min_replicas_to_aggregate = static_cast<int>(*flags.min_replicas_to_aggregate);
+    options.total_num_replicas = std::max(num_workers, static_cast<int>(replicas));
+  }
   return options;
 }
 
@@ -75,8 +89,8 @@ void AddHistograms(const Scope& on_cpu, const std::vector<GradientAndVariable>& 
 
 }  // namespace
 
-absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& flags,
-                                                                 const ServerConfig& config) {
+absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
+    const Flags& flags, const ServerConfig& config, std::function<int()> live_workers) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
   const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
@@ -116,7 +130,11 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& fl
     ASSIGN_OR_RETURN(SyncReplicasOptions options, SyncOptions(flags, num_workers));
     options.worker_index = task;
     options.local_device = worker_device;
-    graph.mode = fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
+    options.live_workers = std::move(live_workers);
+    graph.mode = options.min_replicas_to_aggregate > 0
+                     ? fmt::format("sync {} to {} of the live workers",
+                                   options.min_replicas_to_aggregate, options.replicas_to_aggregate)
+                     : fmt::format("sync {} of {}", options.replicas_to_aggregate, num_workers);
     model_options.build_train = [&sync, &global_step, options, minimize](
                                     const Scope& scope, Optimizer& adam, const Output& loss,
                                     const std::vector<Variable>& variables) {

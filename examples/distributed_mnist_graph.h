@@ -4,6 +4,7 @@
 #ifndef RILL_EXAMPLES_DISTRIBUTED_MNIST_GRAPH_H_
 #define RILL_EXAMPLES_DISTRIBUTED_MNIST_GRAPH_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,8 +42,10 @@ struct DistributedMnistGraph {
 };
 
 // The graph of worker `config.task` of `config.cluster`, as `flags` ask.
-absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(const Flags& flags,
-                                                                 const ServerConfig& config);
+// With --min_replicas_to_aggregate the chief's rounds follow
+// `live_workers` (its server's membership).
+absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
+    const Flags& flags, const ServerConfig& config, std::function<int()> live_workers = nullptr);
 
 }  // namespace rill::examples
 

@@ -217,8 +217,11 @@ absl::StatusOr<std::vector<RpcMethod>> Server::MakeServices(const ServerOptions&
   master.session_idle_timeout = options.limits.session_idle_timeout;
   master.max_sessions = options.limits.max_sessions;
   master_ = std::make_unique<MasterService>(master);
+  membership_ = std::make_unique<JobMembership>(
+      JobMembershipOptions{.cluster = options.config.cluster, .self = task, .log = log});
   std::vector<RpcMethod> methods = master_->Methods();
   for (RpcMethod& method : worker_service_->Methods()) methods.push_back(std::move(method));
+  for (RpcMethod& method : membership_->Methods()) methods.push_back(std::move(method));
   return methods;
 }
 
@@ -236,6 +239,7 @@ void Server::Started(const ServerOptions& options, const std::string& bind_addre
       master_->ExpireIdleSessions(now);
       worker_->ExpirePendingPushes(now);
       worker_->ExpireIdleGraphs(now);
+      membership_->Expire(now);
     }
   });
 
@@ -256,6 +260,7 @@ Server::~Server() {
   // then the master (its sessions deregister from the worker), the worker,
   // and the channels the others used.
   rpc_.reset();
+  membership_.reset();
   master_.reset();
   if (const int cancelled =
           worker_service_ == nullptr

@@ -19,6 +19,7 @@
 #include "kernels/framework/kernel_registry.h"
 #include "runtime/distributed/channel_cache.h"
 #include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/job_membership.h"
 #include "runtime/distributed/master_service.h"
 #include "runtime/distributed/worker_service.h"
 #include "runtime/session/worker.h"
@@ -102,6 +103,10 @@ class Server {
   // The keys its clients need (SessionOptions::curve); null without.
   const std::shared_ptr<const CurveKeys>& curve() const { return curve_; }
   int port() const;
+  // Who the job has now, as this server keeps it when it is the job's
+  // coordinator (the chief's): workers join it, stay by heartbeats
+  // (JobMember) and are dropped when silent.
+  const JobMembership& membership() const { return *membership_; }
   // Returns once Stop has been called.
   void Join();
   void Stop();
@@ -132,6 +137,7 @@ class Server {
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<WorkerService> worker_service_;
   std::unique_ptr<MasterService> master_;
+  std::unique_ptr<JobMembership> membership_;
   std::unique_ptr<RpcServer> rpc_;
   std::atomic<bool> stopping_{false};
   absl::Notification stopped_;

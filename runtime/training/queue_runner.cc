@@ -6,8 +6,8 @@
 
 namespace rill {
 
-QueueRunner::QueueRunner(std::vector<std::string> enqueue_ops)
-    : enqueue_ops_(std::move(enqueue_ops)) {}
+QueueRunner::QueueRunner(std::vector<std::string> enqueue_ops, QueueRunnerOptions options)
+    : enqueue_ops_(std::move(enqueue_ops)), options_(std::move(options)) {}
 
 QueueRunner::~QueueRunner() { Join(); }
 
@@ -29,13 +29,15 @@ absl::Status QueueRunner::Start(Session* session) {
 
 void QueueRunner::Loop(Session* session, const std::string& op) {
   while (!stop_.load(std::memory_order_relaxed)) {
-    absl::Status status = session->Run({}, {}, {op}).status();
+    absl::Status status = options_.before_run ? options_.before_run(*session) : absl::OkStatus();
+    if (status.ok()) status = session->Run(options_.run, {}, {}, {op}, nullptr).status();
     if (status.ok()) continue;
+    if (absl::IsDeadlineExceeded(status) && options_.run.timeout_in_ms > 0) continue;
     if (!absl::IsOutOfRange(status) && !absl::IsCancelled(status)) {
       absl::MutexLock lock(&mu_);
       if (status_.ok()) {
-        status_ = absl::Status(status.code(), absl::StrFormat("queue runner op %s: %s", op,
-                                                              status.message()));
+        status_ = absl::Status(status.code(),
+                               absl::StrFormat("queue runner op %s: %s", op, status.message()));
       }
     }
     break;

@@ -4,6 +4,7 @@
 #define RILL_RUNTIME_TRAINING_QUEUE_RUNNER_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,17 @@
 
 namespace rill {
 
+struct QueueRunnerOptions {
+  // How each run of an op is made. With a deadline, a run that passes it is
+  // tried again rather than ending the thread: an op that waits for what
+  // may never come (a take of more gradients than the live workers give)
+  // sees what changed meanwhile.
+  RunOptions run;
+  // Runs before each run of an op, on its thread (the sync loop reads the
+  // live workers here); its error ends the thread as the op's would.
+  std::function<absl::Status(Session&)> before_run;
+};
+
 // Each thread ends at its op's first error. OUT_OF_RANGE and CANCELLED,
 // which a closed queue or session gives, end it quietly; any other error
 // is kept for status(), so that the training loop can report it (as
@@ -24,7 +36,7 @@ namespace rill {
 class QueueRunner {
  public:
   // One thread per op in `enqueue_ops` (target names).
-  explicit QueueRunner(std::vector<std::string> enqueue_ops);
+  explicit QueueRunner(std::vector<std::string> enqueue_ops, QueueRunnerOptions options = {});
   // Joins the threads: close their session (or queue) first.
   ~QueueRunner();
   QueueRunner(const QueueRunner&) = delete;
@@ -47,6 +59,7 @@ class QueueRunner {
   void Loop(Session* session, const std::string& op);
 
   const std::vector<std::string> enqueue_ops_;
+  const QueueRunnerOptions options_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_{false};
   std::atomic<int> live_threads_{0};

@@ -1,11 +1,14 @@
 #include "runtime/training/sync_replicas_optimizer.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "graph/log_sink.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 #include "ops/uninitialized_variables.h"
@@ -23,16 +26,17 @@ int64_t TimeoutMs(absl::Duration timeout) {
 class SyncReplicasHook final : public SessionRunHook {
  public:
   SyncReplicasHook(SyncReplicasNames names, bool is_chief, int num_tokens,
-                   int replicas_to_aggregate, int total_num_replicas, int worker_index,
-                   absl::Duration token_timeout)
+                   const SyncReplicasOptions& options, int total_num_replicas)
       : names_(std::move(names)),
         is_chief_(is_chief),
         num_tokens_(num_tokens),
-        replicas_to_aggregate_(replicas_to_aggregate),
+        replicas_to_aggregate_(options.replicas_to_aggregate),
+        min_replicas_to_aggregate_(options.min_replicas_to_aggregate),
         total_num_replicas_(total_num_replicas),
-        worker_index_(worker_index),
-        token_timeout_(token_timeout),
-        queue_runner_(std::vector<std::string>{names_.sync_op}) {}
+        worker_index_(options.worker_index),
+        token_timeout_(options.token_timeout),
+        live_workers_(options.live_workers),
+        queue_runner_(std::vector<std::string>{names_.sync_op}, SyncLoopOptions(options)) {}
 
   absl::Status AfterCreateSession(Session& session) override {
     ASSIGN_OR_RETURN(std::vector<Tensor> uninitialized,
@@ -48,6 +52,10 @@ class SyncReplicasHook final : public SessionRunHook {
     }
     if (!is_chief_) return session.Run({}, {}, {names_.local_step_init_op}).status();
     RETURN_IF_ERROR(session.Run({}, {}, {names_.chief_init_op}).status());
+    if (elastic()) {
+      replicas_now_ = -1;  // A new session: set them whatever they hold.
+      RETURN_IF_ERROR(Recount(session));
+    }
     RETURN_IF_ERROR(DrainTokens(session));
     RETURN_IF_ERROR(HandOutTokens(session, num_tokens_));
     return queue_runner_.Start(&session);
@@ -89,6 +97,48 @@ class SyncReplicasHook final : public SessionRunHook {
   }
 
  private:
+  bool elastic() const { return !names_.set_replicas_op.empty(); }
+
+  // The sync loop of an elastic job: each round is run again after
+  // recount_every when it waits that long, and recounts first.
+  QueueRunnerOptions SyncLoopOptions(const SyncReplicasOptions& options) {
+    QueueRunnerOptions loop;
+    if (!elastic()) return loop;
+    loop.run.timeout_in_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(options.recount_every));
+    loop.before_run = [this](Session& session) { return Recount(session); };
+    return loop;
+  }
+
+  // Elastic: the round aggregates as many gradients as workers are live
+  // (within its bounds) and hands each live worker a token. Runs before
+  // the sync loop starts and then on its thread only.
+  absl::Status Recount(Session& session) {
+    const int live = live_workers_ ? live_workers_() : replicas_to_aggregate_;
+    const int replicas = std::clamp(live, min_replicas_to_aggregate_, replicas_to_aggregate_);
+    const int64_t tokens = std::max(live, replicas);
+    if (replicas == replicas_now_ && tokens == tokens_now_) return absl::OkStatus();
+    Tensor tokens_tensor(DT_INT64, TensorShape({1}));
+    tokens_tensor.data<int64_t>()[0] = tokens;
+    RETURN_IF_ERROR(session
+                        .Run({{names_.new_replicas, Tensor::Scalar<int32_t>(replicas)},
+                              {names_.new_tokens_per_step, tokens_tensor}},
+                             {}, {names_.set_replicas_op})
+                        .status());
+    // A worker that joined waits for a token that the last round, which
+    // counted fewer workers, did not hand out: it gets one now, valued at
+    // the step the coming round takes gradients for.
+    if (tokens_now_ >= 0 && tokens > tokens_now_) {
+      RETURN_IF_ERROR(HandOutTokens(session, static_cast<int>(tokens - tokens_now_)));
+    }
+    LogSink::Stderr()->Log(
+        "synchronous replicas: %d live workers; each round aggregates %d gradients (%d to %d) "
+        "and hands out %d tokens",
+        live, replicas, min_replicas_to_aggregate_, replicas_to_aggregate_, tokens);
+    replicas_now_ = replicas;
+    tokens_now_ = tokens;
+    return absl::OkStatus();
+  }
+
   // `count` tokens valued at the current global step.
   absl::Status HandOutTokens(Session& session, int count) {
     if (count <= 0) return absl::OkStatus();
@@ -161,9 +211,14 @@ class SyncReplicasHook final : public SessionRunHook {
   const bool is_chief_;
   const int num_tokens_;
   const int replicas_to_aggregate_;
+  const int min_replicas_to_aggregate_;
   const int total_num_replicas_;
   const int worker_index_;
   const absl::Duration token_timeout_;
+  const std::function<int()> live_workers_;
+  // Elastic: what the variables were last set to.
+  int replicas_now_ = -1;
+  int64_t tokens_now_ = -1;
   QueueRunner queue_runner_;
 };
 
@@ -194,6 +249,14 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
         ">= 1",
         replicas, total_num_replicas_));
   }
+  const bool elastic = options_.min_replicas_to_aggregate != -1;
+  if (elastic &&
+      (options_.min_replicas_to_aggregate < 1 || options_.min_replicas_to_aggregate > replicas)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "SyncReplicasOptimizer: min_replicas_to_aggregate %d is not in [1, replicas_to_aggregate "
+        "%d]",
+        options_.min_replicas_to_aggregate, replicas));
+  }
   if (options_.worker_index >= total_num_replicas_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("SyncReplicasOptimizer: worker_index %d is not below total_num_replicas %d",
@@ -223,6 +286,19 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
   RETURN_IF_ERROR(scope.status());
   const Output local_step_value = local_step.value();
 
+  // Elastic: how many gradients a round takes and how many tokens it hands
+  // out, set by the chief's hook as workers come and go.
+  const int64_t tokens_per_step = std::max(total_num_replicas_, replicas);
+  std::optional<Variable> replicas_now;
+  std::optional<Variable> tokens_now;
+  if (elastic) {
+    const Scope beside = sync.ColocateWith(step_op);
+    replicas_now.emplace(beside, "replicas_to_aggregate", Tensor::Scalar<int32_t>(replicas));
+    tokens_now.emplace(beside, "tokens_per_step",
+                       Tensor::FromVector<int64_t>({tokens_per_step}, TensorShape({1})));
+    RETURN_IF_ERROR(scope.status());
+  }
+
   std::vector<Operation> applies;
   std::vector<GradientAndVariable> averaged;
   std::vector<Output> accumulators;
@@ -239,8 +315,10 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
     applies.push_back(
         ops::AccumulatorApplyGradient(with_var, accumulator.handle, local_step_value, g.gradient)
             .operation);
-    const ops::Const num_required(with_var.WithOpName("num_required"),
-                                  Tensor::Scalar<int32_t>(replicas), DT_INT32);
+    const Output num_required =
+        elastic ? replicas_now->value()
+                : Output(ops::Const(with_var.WithOpName("num_required"),
+                                    Tensor::Scalar<int32_t>(replicas), DT_INT32));
     const ops::AccumulatorTakeGradient take(with_var, accumulator.handle, num_required,
                                             BaseType(g.gradient.type()));
     averaged.push_back(GradientAndVariable{take.average, g.variable});
@@ -285,11 +363,12 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
 
   // The sync op: after the update, one token per worker for the next step,
   // valued at the new global step.
-  const int64_t tokens_per_step = std::max(total_num_replicas_, replicas);
   const Scope after_update = beside_step.WithControlDependencies({update});
-  const ops::Const token_count(after_update.WithOpName(options_.name + "/tokens_per_step"),
-                               Tensor::FromVector<int64_t>({tokens_per_step}, TensorShape({1})),
-                               DT_INT64);
+  const Output token_count =
+      elastic ? tokens_now->value()
+              : Output(ops::Const(after_update.WithOpName(options_.name + "/tokens_per_step"),
+                                  Tensor::FromVector<int64_t>({tokens_per_step}, TensorShape({1})),
+                                  DT_INT64));
   const ops::Fill tokens(after_update.WithOpName(options_.name + "/tokens"), token_count,
                          global_step.value());
   const ops::QueueEnqueueManyV2 sync_op(after_update.WithOpName("sync_token_q_EnqueueMany"),
@@ -331,6 +410,23 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
       ReportUninitializedVariables(sync.NewSubScope("ready_for_local_init"), global_variables));
   RETURN_IF_ERROR(scope.status());
 
+  if (elastic) {
+    const Scope beside = sync.ColocateWith(step_op);
+    const ops::Placeholder new_replicas(beside.WithOpName("new_replicas_to_aggregate"), DT_INT32,
+                                        ops::Placeholder::Shape(PartialTensorShape({})));
+    const ops::Placeholder new_tokens(beside.WithOpName("new_tokens_per_step"), DT_INT64,
+                                      ops::Placeholder::Shape(PartialTensorShape({1})));
+    const ops::Assign set_replicas(beside, replicas_now->ref(), new_replicas);
+    const ops::Assign set_tokens(beside, tokens_now->ref(), new_tokens);
+    const ops::NoOp set(
+        beside.WithOpName("set_replicas")
+            .WithControlDependencies({set_replicas.operation, set_tokens.operation}));
+    RETURN_IF_ERROR(scope.status());
+    names.replicas_now = replicas_now->value().name();
+    names.set_replicas_op = set.operation.node()->name();
+    names.new_replicas = new_replicas.output.name();
+    names.new_tokens_per_step = new_tokens.output.name();
+  }
   names.train_op = train_op.operation.node()->name();
   names.local_step = local_step.name();
   names.local_step_init_op = local_step_init.operation.node()->name();
@@ -366,8 +462,7 @@ absl::StatusOr<std::unique_ptr<SessionRunHook>> SyncReplicasOptimizer::MakeSessi
         num_tokens, total_num_replicas_, replicas, replicas - total_num_replicas_));
   }
   return std::unique_ptr<SessionRunHook>(std::make_unique<SyncReplicasHook>(
-      names_, is_chief, num_tokens, replicas, total_num_replicas_, options_.worker_index,
-      options_.token_timeout));
+      names_, is_chief, num_tokens, options_, total_num_replicas_));
 }
 
 }  // namespace rill

@@ -35,6 +35,7 @@
 #ifndef RILL_RUNTIME_TRAINING_SYNC_REPLICAS_OPTIMIZER_H_
 #define RILL_RUNTIME_TRAINING_SYNC_REPLICAS_OPTIMIZER_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,17 @@ struct SyncReplicasOptions {
   // before its step fails; InfiniteDuration() waits as TensorFlow does.
   absl::Duration token_timeout = absl::Seconds(60);
   std::string name = "sync_replicas";
+  // Elastic membership: with M >= 1 here, each round aggregates as many
+  // gradients as workers are live, between M and replicas_to_aggregate
+  // (R, the most), and hands out a token to each live worker. R and the
+  // tokens per round are then variables beside the global step, which the
+  // chief's hook sets from `live_workers` before each round; a round that
+  // waits for more gradients than can come is tried again every
+  // `recount_every`. W (the clocks' size) bounds the workers' indices.
+  int min_replicas_to_aggregate = -1;
+  // The chief's: the workers live now (a job's membership).
+  std::function<int()> live_workers;
+  absl::Duration recount_every = absl::Seconds(2);
 };
 
 // The graph's names, for a Scaffold and for tools.
@@ -79,13 +91,19 @@ struct SyncReplicasNames {
   std::string token_queue;
   std::string token_dequeue;
   std::string token_queue_size;
-  std::string drain_tokens_op;          // Takes every token left (timeout 0).
-  std::string init_tokens;              // A fed int64 vector of tokens ...
-  std::string init_tokens_op;           // ... that this enqueues.
-  std::string global_step;              // The global step's value ("global_step:0").
-  std::string num_accumulated;          // The first accumulator's count.
-  std::string clocks;                   // WorkerClocksState's clocks, or "".
-  std::string seconds_since_heard;      // ... and its seconds since heard, or "".
+  std::string drain_tokens_op;      // Takes every token left (timeout 0).
+  std::string init_tokens;          // A fed int64 vector of tokens ...
+  std::string init_tokens_op;       // ... that this enqueues.
+  std::string global_step;          // The global step's value ("global_step:0").
+  std::string num_accumulated;      // The first accumulator's count.
+  std::string clocks;               // WorkerClocksState's clocks, or "".
+  std::string seconds_since_heard;  // ... and its seconds since heard, or "".
+  // Elastic membership only (else ""): R and the tokens per round now,
+  // and the op that sets both from the two fed values.
+  std::string replicas_now;
+  std::string set_replicas_op;
+  std::string new_replicas;         // A fed int32 scalar ...
+  std::string new_tokens_per_step;  // ... and int64 vector of one.
 };
 
 // Thread safety: build graphs from one thread (as Scope); the hooks it

@@ -461,6 +461,120 @@ TEST_F(DistributedMnist, SynchronousTrainingGoesOnWithoutAKilledBackupWorker) {
   EXPECT_GE(Result(chief->Log(), "global_step").value_or(0), 600);
 }
 
+// The global steps a task's log shows, in order ("global step N").
+std::vector<int64_t> GlobalSteps(const std::string& log) {
+  std::vector<int64_t> steps;
+  const std::regex re("global step ([0-9]+)");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+       ++it) {
+    steps.push_back(std::stoll((*it)[1].str()));
+  }
+  return steps;
+}
+
+// Workers come and go in a live asynchronous job: a third joins through
+// the chief's server (which gives it an index, and the ps learns its
+// address), a worker is killed and dropped, and comes back. Training goes
+// on, the global step only grows, and each worker's examples/s lands in
+// its own event file.
+TEST_F(DistributedMnist, WorkersJoinAndLeaveALiveJob) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--train_steps=4000", "--step_delay_ms=8"};
+  auto chief = Task("worker", 0, args);
+  auto worker1 = Task("worker", 1, args);
+  ASSERT_TRUE(WaitForLog(*chief, "global step [0-9]{3,}")) << chief->Log();
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> joiner = testing::ServerProcess::Spawn(
+      {"--join=" + hosts_[1], "--logdir=" + logdir_, "--log_every=50", "--validate_every=100000",
+       "--train_steps=4000", "--step_delay_ms=8"});
+  ASSERT_OK(joiner);
+  ASSERT_TRUE(WaitForLog(**joiner, "Worker 2: local step 50, global step")) << (*joiner)->Log();
+  EXPECT_THAT(chief->Log(), HasSubstr("membership: worker 2 joined at "));
+  EXPECT_THAT(chief->Log(), HasSubstr("(3 live workers: 0, 1, 2)"));
+
+  worker1->Kill(SIGKILL);
+  worker1->WaitExit();
+  ASSERT_TRUE(WaitForLog(*chief, "membership: dropped worker 1 at [0-9.:]+: not heard for 5s"))
+      << chief->Log();
+  const int64_t step_at_return = GlobalSteps(chief->Log()).back();
+  auto returned = Task("worker", 1, args);
+  ASSERT_TRUE(WaitForLog(*returned, "Worker 1: local step 50, global step")) << returned->Log();
+
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ((*joiner)->WaitExit(absl::Seconds(60)).code, 0) << (*joiner)->Log();
+  ASSERT_EQ(returned->WaitExit(absl::Seconds(60)).code, 0) << returned->Log();
+  const std::string chief_log = chief->Log();
+  // Worker 1 joined when it started and again when it came back.
+  size_t joins = 0;
+  for (size_t at = chief_log.find("membership: worker 1 joined at "); at != std::string::npos;
+       at = chief_log.find("membership: worker 1 joined at ", at + 1)) {
+    ++joins;
+  }
+  EXPECT_EQ(joins, 2u) << chief_log;
+  // Each task's global steps only grow; the joiner and the returned worker
+  // started from the job's, not from 0.
+  for (const std::string& log : {chief_log, (*joiner)->Log(), returned->Log()}) {
+    const std::vector<int64_t> steps = GlobalSteps(log);
+    ASSERT_FALSE(steps.empty()) << log;
+    EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << log;
+  }
+  EXPECT_GT(GlobalSteps((*joiner)->Log()).front(), 100);
+  EXPECT_GE(GlobalSteps(returned->Log()).front(), step_at_return);
+  EXPECT_GE(Result(chief_log, "global_step").value_or(0), 4000);
+  EXPECT_GE(Result(chief_log, "test_accuracy").value_or(0), 0.82) << chief_log;
+  // Every worker's rate, in its own event file.
+  for (int task : {0, 1, 2}) {
+    int rates = 0;
+    const std::string dir = absl::StrFormat("%s/worker%d", logdir_, task);
+    ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      ASSERT_OK_AND_ASSIGN(std::vector<std::string> records, ReadAllRecords(entry.path().string()));
+      for (const std::string& record : records) {
+        Event event;
+        ASSERT_TRUE(event.ParseFromString(record));
+        for (const Summary::Value& value : event.summary().value()) {
+          rates += value.tag() == "examples/sec" && value.simple_value() > 0;
+        }
+      }
+    }
+    EXPECT_GT(rates, 0) << dir;
+  }
+}
+
+// Synchronous rounds follow the live workers: each aggregates the gradients
+// of those there (1 to 3 of them), so a worker that joins adds to the
+// rounds and one that dies holds them up only until it is dropped.
+TEST_F(DistributedMnist, SynchronousRoundsFollowTheLiveWorkers) {
+  auto ps = Task("ps", 0);
+  const std::vector<std::string> args = {"--issync=1", "--replicas_to_aggregate=3",
+                                         "--min_replicas_to_aggregate=1", "--train_steps=800",
+                                         "--step_delay_ms=5"};
+  auto chief = Task("worker", 0, args);
+  auto worker1 = Task("worker", 1, args);
+  ASSERT_TRUE(WaitForLog(*chief, "2 live workers; each round aggregates 2 gradients"))
+      << chief->Log();
+  std::vector<std::string> join = {"--join=" + hosts_[1], "--log_every=50",
+                                   "--validate_every=100000"};
+  join.insert(join.end(), args.begin(), args.end());
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> joiner =
+      testing::ServerProcess::Spawn(join);
+  ASSERT_OK(joiner);
+  ASSERT_TRUE(WaitForLog(*chief, "3 live workers; each round aggregates 3 gradients"))
+      << chief->Log();
+  ASSERT_TRUE(WaitForLog(**joiner, "Worker 2: local step 50, global step")) << (*joiner)->Log();
+  worker1->Kill(SIGKILL);
+  worker1->WaitExit();
+  ASSERT_TRUE(WaitForLog(*chief, "dropped worker 1[^]*2 live workers; each round aggregates 2"))
+      << chief->Log();
+  ASSERT_EQ(chief->WaitExit(absl::Seconds(240)).code, 0) << chief->Log();
+  ASSERT_EQ((*joiner)->WaitExit(absl::Seconds(60)).code, 0) << (*joiner)->Log();
+  const std::string chief_log = chief->Log();
+  EXPECT_THAT(chief_log, HasSubstr("\"mode\": \"sync 1 to 3 of the live workers\""));
+  const std::vector<int64_t> steps = GlobalSteps(chief_log);
+  EXPECT_TRUE(std::is_sorted(steps.begin(), steps.end())) << chief_log;
+  EXPECT_GE(Result(chief_log, "global_step").value_or(0), 800);
+  EXPECT_GE(Result(chief_log, "test_accuracy").value_or(0), 0.8) << chief_log;
+}
+
 // Without a backup, a killed worker stops the rounds: the chief's step fails
 // in bounded time saying who it waits for, its session recovers, and once
 // the worker is back, training finishes.

@@ -2,6 +2,8 @@
 // workers, each worker with its own graph as between-graph training builds.
 #include "runtime/training/sync_replicas_optimizer.h"
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,8 +42,14 @@ struct Model {
   std::unique_ptr<SessionRunHook> hook;
 };
 
+// Elastic rounds: at least `min_replicas`, as many as `live_workers` says.
+struct Elastic {
+  int min_replicas = -1;
+  std::function<int()> live_workers;
+};
+
 absl::StatusOr<Model> BuildWorker(int task, int workers, int replicas, int num_tokens,
-                                  absl::Duration token_timeout) {
+                                  absl::Duration token_timeout, const Elastic& elastic) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
   const Output x =
@@ -60,6 +68,9 @@ absl::StatusOr<Model> BuildWorker(int task, int workers, int replicas, int num_t
   options.worker_index = task;
   options.local_device = absl::StrFormat("/job:worker/task:%d", task);
   options.token_timeout = token_timeout;
+  options.min_replicas_to_aggregate = elastic.min_replicas;
+  options.live_workers = elastic.live_workers;
+  options.recount_every = absl::Milliseconds(200);
   SyncReplicasOptimizer sync(&descent, options);
   Model model;
   ASSIGN_OR_RETURN(const Operation train, sync.Minimize(root, loss, {w, b}, global_step));
@@ -98,8 +109,8 @@ class SyncReplicasTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(servers_,
                          Server::CreateLocalCluster({{"ps", 1}, {"worker", workers}}, QuietLog()));
     for (int task = 0; task < workers; ++task) {
-      ASSERT_OK_AND_ASSIGN(Model model,
-                           BuildWorker(task, workers, replicas, num_tokens, token_timeout));
+      ASSERT_OK_AND_ASSIGN(
+          Model model, BuildWorker(task, workers, replicas, num_tokens, token_timeout, elastic_));
       SessionOptions options;
       options.target = servers_[1 + task]->target();
       ASSERT_OK_AND_ASSIGN(std::unique_ptr<Session> session, NewSession(options, model.def));
@@ -123,6 +134,32 @@ class SyncReplicasTest : public ::testing::Test {
     return sessions_[task]->Run({}, {models_[task].w, models_[task].b});
   }
 
+  // One step of each of `tasks` at once, on batches of four rows.
+  void StepTogether(const std::vector<int>& tasks, int first_row) {
+    std::vector<absl::Status> results(tasks.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      threads.emplace_back([&, i] {
+        const int task = tasks[i];
+        results[i] = sessions_[task]
+                         ->Run(Batch(first_row + 4 * task, 4), {}, {models_[task].train_op})
+                         .status();
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    for (const absl::Status& result : results) ASSERT_OK(result);
+  }
+
+  // The chief's reading of a name of the graph, as a number.
+  int64_t Read(const std::string& name) {
+    absl::StatusOr<std::vector<Tensor>> value = sessions_[0]->Run({}, {name});
+    EXPECT_OK(value);
+    if (!value.ok()) return -1;
+    const Tensor& t = (*value)[0];
+    return t.dtype() == DT_INT32 ? t.data<int32_t>()[0] : t.data<int64_t>()[0];
+  }
+
+  Elastic elastic_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<Model> models_;
   std::vector<std::unique_ptr<Session>> sessions_;
@@ -178,6 +215,31 @@ TEST_F(SyncReplicasTest, TwoWorkersTakeTheStepsOfOneProcessOnTheirBatchesTogethe
                          sessions_[1]->Run({}, {models_[1].names.global_step}));
     EXPECT_EQ(global[0].scalar<int64_t>(), step + 1);
   }
+}
+
+// Workers come and go: each round aggregates the gradients of the live
+// workers (at least one, at most three). A round that waits for a worker
+// that left is counted again and goes on without it.
+TEST_F(SyncReplicasTest, AnElasticRoundAggregatesTheLiveWorkers) {
+  std::atomic<int> live{3};
+  elastic_ = {.min_replicas = 1, .live_workers = [&live] { return live.load(); }};
+  StartCluster(/*workers=*/3, /*replicas=*/3, /*num_tokens=*/0);
+  const SyncReplicasNames& names = models_[0].names;
+  EXPECT_EQ(Read(names.replicas_now), 3);
+  for (int step = 0; step < 2; ++step) StepTogether({0, 1, 2}, 12 * step);
+  EXPECT_EQ(Read(names.global_step), 2);
+
+  live = 2;  // Worker 2 left.
+  for (int step = 2; step < 5; ++step) StepTogether({0, 1}, 12 * step);
+  EXPECT_EQ(Read(names.global_step), 5);
+  EXPECT_EQ(Read(names.replicas_now), 2);
+
+  // It comes back: a new session of its starts from the global step.
+  live = 3;
+  ASSERT_OK(models_[2].hook->AfterCreateSession(*sessions_[2]));
+  for (int step = 5; step < 7; ++step) StepTogether({0, 1, 2}, 12 * step);
+  EXPECT_EQ(Read(names.global_step), 7);
+  EXPECT_EQ(Read(names.replicas_now), 3);
 }
 
 // Three workers aggregating two: rounds complete without the third, whose
