@@ -18,6 +18,8 @@ packages=(
   chromium
   # tests/cluster/mpirun_test.cc starts distributed_mnist with a real mpirun.
   openmpi-bin
+  # tests/deploy/kubernetes_test.py loads the manifests deploy/kubernetes/render.py writes.
+  python3-yaml
 )
 for group in "$@"; do
   case "$group" in
