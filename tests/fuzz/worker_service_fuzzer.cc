@@ -71,7 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<fuzz::ServiceRequest> requests = fuzz::DecodeRequests(fuzz::AsView(data, size));
   if (requests.empty()) return 0;
   std::unique_ptr<Worker> worker = fuzz::NewWorker();
-  WorkerService service(worker.get());
+  // No peers: a RegisterGraph that names some teaches them to this cache.
+  ChannelCache channels{ClusterSpec()};
+  WorkerService service(worker.get(), &channels);
   const std::vector<RpcMethod> methods = service.Methods();
   std::string handle;
   struct Running {
