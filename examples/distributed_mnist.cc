@@ -24,7 +24,8 @@
 // four flags: --cluster_from, --num_ps, --port_base, --coordinator,
 // --ps_exit_with_chief). A worker outside the cluster spec joins a live
 // job with --join CHIEF_HOST:PORT; synchronous rounds follow the live
-// workers with --min_replicas_to_aggregate M.
+// workers with --min_replicas_to_aggregate M, and bounded staleness waits
+// only for them with --max_workers N.
 // With --curve_keys (a directory from `rill keygen`, shared by the tasks)
 // every connection is authenticated and encrypted.
 #include <algorithm>
@@ -237,7 +238,11 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
                    Server::Create(TaskServerOptions(flags, config)));
   ASSIGN_OR_RETURN(DistributedMnistGraph graph,
                    BuildDistributedMnistGraph(flags, config, [&server] {
-                     return static_cast<int>(server->membership().Members().size());
+                     std::vector<int> live;
+                     for (const LiveMember& member : server->membership().Members()) {
+                       live.push_back(member.task_index());
+                     }
+                     return live;
                    }));
   ASSIGN_OR_RETURN(const std::unique_ptr<JobMember> member, StayInJob(flags, config, *server));
   const std::unique_ptr<SummaryWriter> rates = WorkerRateWriter(flags, task);
@@ -262,6 +267,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
                    StopAtStepHook::Create({.last_step = flags.train_steps}));
   options.hooks.push_back(std::move(stop));
   if (graph.sync_hook != nullptr) options.hooks.push_back(std::move(graph.sync_hook));
+  if (graph.staleness_hook != nullptr) options.hooks.push_back(std::move(graph.staleness_hook));
   if (is_chief) {
     fmt::print("Worker {}: Initializing session...\n", task);
   } else {
@@ -382,10 +388,10 @@ absl::Status JoinAndRunWorker(const Flags& flags) {
         "--join: the chief's server gives the cluster and the task; pass no --ps_hosts, "
         "--worker_hosts, --job_name, --task_index and no TF_CONFIG");
   }
-  if (flags.staleness) {
+  if (flags.staleness && !flags.max_workers) {
     return absl::InvalidArgumentError(
-        "--join: workers join asynchronous or synchronous training; --staleness needs every "
-        "worker from the start");
+        "--join with --staleness: pass --max_workers N (as every worker of the job does), so "
+        "that the clocks have room for workers that join");
   }
   const std::string issync = sync ? flags.cluster.at("issync") : "0";
   if (issync != "0" && issync != "1" && issync != "true" && issync != "false") {

@@ -17,7 +17,7 @@ const char kDistributedMnistUsage[] =
     "usage: distributed_mnist --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "           --job_name=ps|worker --task_index=N [--issync=0|1] [--logdir DIR]\n"
     "           [--replicas_to_aggregate R] [--min_replicas_to_aggregate M]\n"
-    "           [--backup_workers B] [--staleness K]\n"
+    "           [--backup_workers B] [--staleness K [--max_workers N]]\n"
     "           [--sync_timeout_secs N] [--step_delay_ms N]\n"
     "           [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]\n"
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
@@ -28,7 +28,8 @@ const char kDistributedMnistUsage[] =
     "           [--quiet]   (no progress line on stderr)\n"
     "       distributed_mnist --join CHIEF_HOST:PORT [training flags]\n"
     "           (a worker that joins a live job through its chief's server; with --issync 1\n"
-    "           the job's rounds aggregate the live workers' gradients, M to R of them)\n"
+    "           the job's rounds aggregate the live workers' gradients, M to R of them; with\n"
+    "           --staleness K --max_workers N nobody waits for a worker that is not live)\n"
     "       (or the cluster and task in TF_CONFIG instead of the first four flags)\n"
     "       distributed_mnist [--cluster_from slurm|mpi|tf_config|flags] [--num_ps N]\n"
     "           [--port_base P] [--coordinator HOST:PORT] [--ps_exit_with_chief] [training flags]\n"
@@ -100,7 +101,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "partitioner",
                                        "ps_strategy",
                                        "join",
-                                       "min_replicas_to_aggregate"};
+                                       "min_replicas_to_aggregate",
+                                       "max_workers"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
                    cli::ParseOptionsOnly(args, names, {"quiet", "ps_exit_with_chief"},
                                          cli::RepeatedOption::kLastWins));
@@ -185,11 +187,13 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       flags.save_checkpoint_secs = secs;
     } else if (name == "trace_steps") {
       RETURN_IF_ERROR(positive(name, value, &flags.trace_steps));
-    } else if (name == "replicas_to_aggregate" || name == "min_replicas_to_aggregate") {
-      int64_t replicas = 0;
-      RETURN_IF_ERROR(positive(name, value, &replicas));
-      (name == "replicas_to_aggregate" ? flags.replicas_to_aggregate
-                                       : flags.min_replicas_to_aggregate) = replicas;
+    } else if (name == "replicas_to_aggregate" || name == "min_replicas_to_aggregate" ||
+               name == "max_workers") {
+      int64_t n = 0;
+      RETURN_IF_ERROR(positive(name, value, &n));
+      (name == "replicas_to_aggregate"       ? flags.replicas_to_aggregate
+       : name == "min_replicas_to_aggregate" ? flags.min_replicas_to_aggregate
+                                             : flags.max_workers) = n;
     } else if (name == "backup_workers" || name == "staleness" || name == "step_delay_ms") {
       int64_t n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 0) {

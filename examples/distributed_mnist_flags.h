@@ -60,6 +60,9 @@ struct Flags {
   // live workers' gradients, at least this many, at most
   // replicas_to_aggregate.
   std::optional<int64_t> min_replicas_to_aggregate;
+  // Bounded staleness with workers that come and go: clocks for this many
+  // workers, and the chief retires those that are not live.
+  std::optional<int64_t> max_workers;
   std::optional<int64_t> backup_workers;
   std::optional<int64_t> staleness;
   // How long a synchronous or staleness-bounded step waits for the others.

@@ -90,7 +90,8 @@ void AddHistograms(const Scope& on_cpu, const std::vector<GradientAndVariable>& 
 }  // namespace
 
 absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
-    const Flags& flags, const ServerConfig& config, std::function<int()> live_workers) {
+    const Flags& flags, const ServerConfig& config,
+    std::function<std::vector<int>()> live_workers) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
   const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
@@ -130,7 +131,9 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
     ASSIGN_OR_RETURN(SyncReplicasOptions options, SyncOptions(flags, num_workers));
     options.worker_index = task;
     options.local_device = worker_device;
-    options.live_workers = std::move(live_workers);
+    if (live_workers) {
+      options.live_workers = [live_workers] { return static_cast<int>(live_workers().size()); };
+    }
     graph.mode = options.min_replicas_to_aggregate > 0
                      ? fmt::format("sync {} to {} of the live workers",
                                    options.min_replicas_to_aggregate, options.replicas_to_aggregate)
@@ -149,7 +152,8 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
       ASSIGN_OR_RETURN(const Operation update,
                        minimize(scope, adam, loss, variables, &global_step));
       BoundedStalenessOptions options;
-      options.num_workers = num_workers;
+      // Workers that come and go: a clock for every index up to the most.
+      options.num_workers = std::max(num_workers, static_cast<int>(flags.max_workers.value_or(0)));
       options.worker_index = task;
       options.staleness = static_cast<int>(*flags.staleness);
       options.timeout = absl::Seconds(flags.sync_timeout_secs);
@@ -158,6 +162,10 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
       graph.clock = bounded.clock.name();
       graph.slowest = bounded.slowest.name();
       graph.retire = bounded.retire.node()->name();
+      if (flags.max_workers && task == 0 && live_workers) {
+        graph.staleness_hook =
+            MakeStalenessMembershipHook(bounded, options.num_workers, live_workers);
+      }
       return bounded.train_op;
     };
   } else {

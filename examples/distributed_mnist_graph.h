@@ -39,13 +39,18 @@ struct DistributedMnistGraph {
   std::string clock;
   std::string slowest;
   std::string retire;  // Run when this worker is done, so nobody waits for it.
+  // The chief's, with --max_workers: retires the clocks of workers that
+  // left (or have not come).
+  std::unique_ptr<SessionRunHook> staleness_hook;
 };
 
 // The graph of worker `config.task` of `config.cluster`, as `flags` ask.
-// With --min_replicas_to_aggregate the chief's rounds follow
-// `live_workers` (its server's membership).
+// With --min_replicas_to_aggregate (synchronous) or --max_workers
+// (bounded staleness) the chief follows `live_workers`, the indices of the
+// workers its server's membership has now.
 absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
-    const Flags& flags, const ServerConfig& config, std::function<int()> live_workers = nullptr);
+    const Flags& flags, const ServerConfig& config,
+    std::function<std::vector<int>()> live_workers = nullptr);
 
 }  // namespace rill::examples
 

@@ -57,6 +57,10 @@ void WorkerClocks::TickAsync(int64_t worker, int64_t staleness, absl::Duration t
     absl::MutexLock lock(&mu_);
     const absl::Time now = absl::Now();
     Worker& self = workers_[worker];
+    // Back after it retired (or a slot no worker held yet): nobody waited
+    // for it meanwhile, so it comes back at the slowest live worker's step
+    // rather than hold everyone back until it has caught up.
+    if (self.retired) self.clock = std::max(self.clock, SlowestLocked(self.clock));
     ++self.clock;
     self.last_heard = now;
     self.retired = false;

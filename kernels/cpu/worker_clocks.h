@@ -71,10 +71,11 @@ class WorkerClocks final : public ResourceBase, public std::enable_shared_from_t
   void TickAsync(int64_t worker, int64_t staleness, absl::Duration timeout,
                  StepCancellation* cancellation, TickDone done);
 
-  // `worker` has finished training: the others no longer wait for it, and
-  // the ticks that waited only for it are released. Its next tick, if it
-  // comes back, counts it in again. INVALID_ARGUMENT for a worker outside
-  // [0, num_workers).
+  // `worker` has finished training (or left the job): the others no longer
+  // wait for it, and the ticks that waited only for it are released. Its
+  // next tick, if it comes back, counts it in again, from the slowest live
+  // worker's step when that is ahead of its own. INVALID_ARGUMENT for a
+  // worker outside [0, num_workers).
   absl::Status Retire(int64_t worker);
 
   // Every worker's clock and when it was last heard.

@@ -1,6 +1,14 @@
 #include "runtime/training/bounded_staleness.h"
 
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "graph/status_macros.h"
 #include "ops/ops.h"
 
@@ -35,7 +43,82 @@ absl::StatusOr<BoundedStep> BoundStaleness(const Scope& scope, const Operation& 
   const ops::WorkerClocksRetire retire(beside_step.WithOpName(options.name + "/retire"),
                                        clocks.handle, worker);
   RETURN_IF_ERROR(scope.status());
-  return BoundedStep{tick.operation, tick.clock, tick.slowest, retire.operation};
+  return BoundedStep{tick.operation, tick.clock, tick.slowest, retire.operation, worker};
+}
+
+namespace {
+
+class StalenessMembershipHook final : public SessionRunHook {
+ public:
+  StalenessMembershipHook(std::string retire, std::string worker_index, int num_workers,
+                          std::function<std::vector<int>()> live_workers, absl::Duration period)
+      : retire_(std::move(retire)),
+        worker_index_(std::move(worker_index)),
+        num_workers_(num_workers),
+        live_workers_(std::move(live_workers)),
+        period_(period) {}
+  ~StalenessMembershipHook() override { Stop(); }
+
+  absl::Status AfterCreateSession(Session& session) override {
+    Stop();
+    // The first pass before any step: the workers not live yet hold
+    // nobody back from the start.
+    RetireTheGone(session);
+    stop_ = std::make_unique<absl::Notification>();
+    thread_ = std::thread([this, &session, stop = stop_.get()] {
+      while (!stop->WaitForNotificationWithTimeout(period_)) RetireTheGone(session);
+    });
+    return absl::OkStatus();
+  }
+
+  absl::Status End(Session& session) override {
+    (void)session;
+    Stop();
+    return absl::OkStatus();
+  }
+
+  void AfterCloseSession(Session& session) override {
+    (void)session;
+    Stop();
+  }
+
+ private:
+  // Retires each worker that is not live. Again on every pass: a worker's
+  // own tick counts it in, even one that has left since (Retire is cheap
+  // and changes nothing for a worker retired already).
+  void RetireTheGone(Session& session) {
+    const std::vector<int> live_list = live_workers_();
+    const std::set<int> live(live_list.begin(), live_list.end());
+    for (int worker = 0; worker < num_workers_; ++worker) {
+      if (live.contains(worker)) continue;
+      // A failure (the session closing) is the next pass's to retry.
+      (void)session.Run({{worker_index_, Tensor::Scalar<int32_t>(worker)}}, {}, {retire_});
+    }
+  }
+
+  void Stop() {
+    if (!thread_.joinable()) return;
+    stop_->Notify();
+    thread_.join();
+  }
+
+  const std::string retire_;
+  const std::string worker_index_;
+  const int num_workers_;
+  const std::function<std::vector<int>()> live_workers_;
+  const absl::Duration period_;
+  std::unique_ptr<absl::Notification> stop_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<SessionRunHook> MakeStalenessMembershipHook(
+    const BoundedStep& step, int num_workers, std::function<std::vector<int>()> live_workers,
+    absl::Duration period) {
+  return std::make_unique<StalenessMembershipHook>(step.retire.node()->name(),
+                                                   step.worker_index.name(), num_workers,
+                                                   std::move(live_workers), period);
 }
 
 }  // namespace rill

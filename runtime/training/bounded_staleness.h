@@ -15,12 +15,16 @@
 #ifndef RILL_RUNTIME_TRAINING_BOUNDED_STALENESS_H_
 #define RILL_RUNTIME_TRAINING_BOUNDED_STALENESS_H_
 
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "graph/scope.h"
 #include "ops/variable.h"
+#include "runtime/training/session_run_hook.h"
 
 namespace rill {
 
@@ -39,6 +43,9 @@ struct BoundedStep {
   // Run once the worker has finished training, so that the others do not
   // wait for it; a later step counts it in again.
   Operation retire;
+  // The worker `retire` retires (this worker's index); the chief feeds
+  // another's to retire a worker that left the job.
+  Output worker_index;
 };
 
 // Builds the tick after `update` (a worker's own update, e.g. an
@@ -47,6 +54,16 @@ struct BoundedStep {
 absl::StatusOr<BoundedStep> BoundStaleness(const Scope& scope, const Operation& update,
                                            const Variable& global_step,
                                            const BoundedStalenessOptions& options);
+
+// The chief's side of bounded staleness when workers come and go: every
+// `period` it retires the clock of each worker index in [0, num_workers)
+// that `live_workers` does not list, so that nobody waits for a worker that
+// left or has not come yet; one that comes (back) counts in with its next
+// tick, from the slowest live worker's step. Runs from a thread of its own
+// between a session's creation and its close.
+std::unique_ptr<SessionRunHook> MakeStalenessMembershipHook(
+    const BoundedStep& step, int num_workers, std::function<std::vector<int>()> live_workers,
+    absl::Duration period = absl::Seconds(1));
 
 }  // namespace rill
 
