@@ -18,6 +18,7 @@ int RunClusterCommand(const std::vector<std::string>& args);
 int RunCheckpointCommand(const std::vector<std::string>& args);
 int RunKeygenCommand(const std::vector<std::string>& args);
 int RunReportCommand(const std::vector<std::string>& args);
+int RunLaunchCommand(const std::vector<std::string>& args);
 
 }  // namespace rill::cli
 

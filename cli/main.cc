@@ -21,6 +21,7 @@ constexpr struct {
     {"server", "run one task of a cluster (a master and a worker)"},
     {"cluster",
      "print the cluster and task this process would join (flags, TF_CONFIG, Slurm, MPI)"},
+    {"launch", "start a job's ps and worker tasks on this machine, restarting those that fail"},
     {"checkpoint", "list or print the tensors of a V2 checkpoint"},
     {"keygen", "write a CURVE key pair for a cluster or a client"},
     {"report", "write an HTML page of a log directory's summaries, checkpoints and trace"},
@@ -47,6 +48,7 @@ Command FindCommand(std::string_view name) {
   if (name == "place") return rill::cli::RunPlaceCommand;
   if (name == "server") return rill::cli::RunServerCommand;
   if (name == "cluster") return rill::cli::RunClusterCommand;
+  if (name == "launch") return rill::cli::RunLaunchCommand;
   if (name == "checkpoint") return rill::cli::RunCheckpointCommand;
   if (name == "keygen") return rill::cli::RunKeygenCommand;
   if (name == "report") return rill::cli::RunReportCommand;
