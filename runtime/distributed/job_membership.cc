@@ -1,6 +1,7 @@
 #include "runtime/distributed/job_membership.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -26,6 +27,24 @@ absl::Status CheckMember(const std::string& job, int index, const std::string& a
   }
   // The checks a cluster spec makes of an address.
   return ClusterSpec::FromJobs({{job, {address}}}).status();
+}
+
+// A method that parses its request and answers with `answer`'s reply (a
+// proto) or status.
+template <typename Request, typename Answer>
+RpcHandler Answering(const char* method, Answer answer) {
+  return [method, answer = std::move(answer)](RpcMessage request, RpcDone done) {
+    absl::StatusOr<Request> parsed = ParseBody<Request>(request, method);
+    if (!parsed.ok()) return done(parsed.status(), {});
+    auto reply = answer(*parsed);
+    if constexpr (std::is_same_v<decltype(reply), absl::Status>) {
+      done(std::move(reply), {});
+    } else if (!reply.ok()) {
+      done(reply.status(), {});
+    } else {
+      done(absl::OkStatus(), Reply(*reply));
+    }
+  };
 }
 
 }  // namespace
@@ -170,26 +189,21 @@ int JobMembership::Expire(absl::Time now) {
 
 std::vector<RpcMethod> JobMembership::Methods() {
   // Each answers at once from the table: on the socket thread.
-  auto join = [this](RpcMessage request, RpcDone done) {
-    absl::StatusOr<JoinJobRequest> parsed = ParseBody<JoinJobRequest>(request, "JoinJob");
-    if (!parsed.ok()) return done(parsed.status(), {});
-    absl::StatusOr<JoinJobReply> reply = Join(*parsed, absl::Now());
-    if (!reply.ok()) return done(reply.status(), {});
-    done(absl::OkStatus(), Reply(*reply));
-  };
-  auto heartbeat = [this](RpcMessage request, RpcDone done) {
-    absl::StatusOr<HeartbeatRequest> parsed = ParseBody<HeartbeatRequest>(request, "Heartbeat");
-    if (!parsed.ok()) return done(parsed.status(), {});
-    absl::StatusOr<HeartbeatReply> reply = Heartbeat(*parsed, absl::Now());
-    if (!reply.ok()) return done(reply.status(), {});
-    done(absl::OkStatus(), Reply(*reply));
-  };
-  auto leave = [this](RpcMessage request, RpcDone done) {
-    absl::StatusOr<LeaveJobRequest> parsed = ParseBody<LeaveJobRequest>(request, "LeaveJob");
-    if (!parsed.ok()) return done(parsed.status(), {});
-    done(Leave(*parsed, absl::Now()), {});
-  };
-  return {{"JoinJob", join, true}, {"Heartbeat", heartbeat, true}, {"LeaveJob", leave, true}};
+  return {
+      {"JoinJob",
+       Answering<JoinJobRequest>(
+           "JoinJob", [this](const JoinJobRequest& request) { return Join(request, absl::Now()); }),
+       true},
+      {"Heartbeat",
+       Answering<HeartbeatRequest>(
+           "Heartbeat",
+           [this](const HeartbeatRequest& request) { return Heartbeat(request, absl::Now()); }),
+       true},
+      {"LeaveJob",
+       Answering<LeaveJobRequest>(
+           "LeaveJob",
+           [this](const LeaveJobRequest& request) { return Leave(request, absl::Now()); }),
+       true}};
 }
 
 }  // namespace rill

@@ -30,9 +30,8 @@ absl::Status QueueRunner::Start(Session* session) {
 void QueueRunner::Loop(Session* session, const std::string& op) {
   while (!stop_.load(std::memory_order_relaxed)) {
     absl::Status status = options_.before_run ? options_.before_run(*session) : absl::OkStatus();
-    if (status.ok()) status = session->Run(options_.run, {}, {}, {op}, nullptr).status();
+    if (status.ok()) status = session->Run({}, {}, {op}).status();
     if (status.ok()) continue;
-    if (absl::IsDeadlineExceeded(status) && options_.run.timeout_in_ms > 0) continue;
     if (!absl::IsOutOfRange(status) && !absl::IsCancelled(status)) {
       absl::MutexLock lock(&mu_);
       if (status_.ok()) {

@@ -17,13 +17,9 @@
 namespace rill {
 
 struct QueueRunnerOptions {
-  // How each run of an op is made. With a deadline, a run that passes it is
-  // tried again rather than ending the thread: an op that waits for what
-  // may never come (a take of more gradients than the live workers give)
-  // sees what changed meanwhile.
-  RunOptions run;
-  // Runs before each run of an op, on its thread (the sync loop reads the
-  // live workers here); its error ends the thread as the op's would.
+  // Runs before each run of an op, on its thread (an elastic sync loop
+  // waits here until its round can be taken whole); its error ends the
+  // thread as the op's would.
   std::function<absl::Status(Session&)> before_run;
 };
 

@@ -1,7 +1,9 @@
 #include "runtime/training/sync_replicas_optimizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -36,7 +38,9 @@ class SyncReplicasHook final : public SessionRunHook {
         worker_index_(options.worker_index),
         token_timeout_(options.token_timeout),
         live_workers_(options.live_workers),
-        queue_runner_(std::vector<std::string>{names_.sync_op}, SyncLoopOptions(options)) {}
+        recount_every_(options.recount_every),
+        round_patience_(options.round_patience),
+        queue_runner_(std::vector<std::string>{names_.sync_op}, SyncLoopOptions()) {}
 
   absl::Status AfterCreateSession(Session& session) override {
     ASSIGN_OR_RETURN(std::vector<Tensor> uninitialized,
@@ -54,8 +58,10 @@ class SyncReplicasHook final : public SessionRunHook {
     RETURN_IF_ERROR(session.Run({}, {}, {names_.chief_init_op}).status());
     if (elastic()) {
       replicas_now_ = -1;  // A new session: set them whatever they hold.
+      live_logged_ = -1;
       RETURN_IF_ERROR(Recount(session));
     }
+    stopping_.store(false, std::memory_order_relaxed);
     RETURN_IF_ERROR(DrainTokens(session));
     RETURN_IF_ERROR(HandOutTokens(session, num_tokens_));
     return queue_runner_.Start(&session);
@@ -85,6 +91,7 @@ class SyncReplicasHook final : public SessionRunHook {
   // more, valued at the last step, so that it ends its step and stops
   // rather than wait for a round that never comes.
   absl::Status End(Session& session) override {
+    stopping_.store(true, std::memory_order_relaxed);
     queue_runner_.RequestStop();
     if (!is_chief_) return absl::OkStatus();
     return HandOutTokens(session, total_num_replicas_);
@@ -92,6 +99,7 @@ class SyncReplicasHook final : public SessionRunHook {
 
   void AfterCloseSession(Session& session) override {
     (void)session;
+    stopping_.store(true, std::memory_order_relaxed);
     queue_runner_.RequestStop();
     queue_runner_.Join();
   }
@@ -99,14 +107,41 @@ class SyncReplicasHook final : public SessionRunHook {
  private:
   bool elastic() const { return !names_.set_replicas_op.empty(); }
 
-  // The sync loop of an elastic job: each round is run again after
-  // recount_every when it waits that long, and recounts first.
-  QueueRunnerOptions SyncLoopOptions(const SyncReplicasOptions& options) {
+  // The sync loop of an elastic job waits before each round until it can
+  // be taken whole.
+  QueueRunnerOptions SyncLoopOptions() {
     QueueRunnerOptions loop;
-    if (!elastic()) return loop;
-    loop.run.timeout_in_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(options.recount_every));
-    loop.before_run = [this](Session& session) { return Recount(session); };
+    if (elastic()) loop.before_run = [this](Session& session) { return AwaitRound(session); };
     return loop;
+  }
+
+  // Until every accumulator holds the gradients of the round as counted
+  // now: a take that waited inside the sync op could wait for a worker
+  // that left, and a deadline on it could cut a round between its takes
+  // and its update. The pause between reads grows from 1 ms to
+  // recount_every, so that a round whose gradients are in goes at once.
+  // After round_patience the round goes with the gradients it has (at
+  // least M): the late workers are its backups, and a worker whose
+  // gradient came stale (it joined as the last round ended) gets its
+  // token from this round.
+  absl::Status AwaitRound(Session& session) {
+    absl::Duration pause = absl::Milliseconds(1);
+    const absl::Time patient_until = absl::Now() + round_patience_;
+    for (;;) {
+      if (stopping_.load(std::memory_order_relaxed)) {
+        return absl::CancelledError("the sync loop stops");
+      }
+      RETURN_IF_ERROR(Recount(session));
+      ASSIGN_OR_RETURN(const std::vector<Tensor> counts, session.Run({}, names_.accumulated));
+      int fewest = std::numeric_limits<int>::max();
+      for (const Tensor& count : counts) fewest = std::min(fewest, count.scalar<int32_t>());
+      if (fewest >= replicas_now_) return absl::OkStatus();
+      if (fewest >= min_replicas_to_aggregate_ && absl::Now() >= patient_until) {
+        return SetRound(session, fewest, tokens_now_);
+      }
+      absl::SleepFor(pause);
+      pause = std::min(2 * pause, recount_every_);
+    }
   }
 
   // Elastic: the round aggregates as many gradients as workers are live
@@ -116,6 +151,18 @@ class SyncReplicasHook final : public SessionRunHook {
     const int live = live_workers_ ? live_workers_() : replicas_to_aggregate_;
     const int replicas = std::clamp(live, min_replicas_to_aggregate_, replicas_to_aggregate_);
     const int64_t tokens = std::max(live, replicas);
+    if (live != live_logged_) {
+      LogSink::Stderr()->Log(
+          "synchronous replicas: %d live workers; each round aggregates %d gradients (%d to %d) "
+          "and hands out %d tokens",
+          live, replicas, min_replicas_to_aggregate_, replicas_to_aggregate_, tokens);
+      live_logged_ = live;
+    }
+    return SetRound(session, replicas, tokens);
+  }
+
+  // Sets the variables the sync op reads, when they change.
+  absl::Status SetRound(Session& session, int replicas, int64_t tokens) {
     if (replicas == replicas_now_ && tokens == tokens_now_) return absl::OkStatus();
     Tensor tokens_tensor(DT_INT64, TensorShape({1}));
     tokens_tensor.data<int64_t>()[0] = tokens;
@@ -124,16 +171,6 @@ class SyncReplicasHook final : public SessionRunHook {
                               {names_.new_tokens_per_step, tokens_tensor}},
                              {}, {names_.set_replicas_op})
                         .status());
-    // A worker that joined waits for a token that the last round, which
-    // counted fewer workers, did not hand out: it gets one now, valued at
-    // the step the coming round takes gradients for.
-    if (tokens_now_ >= 0 && tokens > tokens_now_) {
-      RETURN_IF_ERROR(HandOutTokens(session, static_cast<int>(tokens - tokens_now_)));
-    }
-    LogSink::Stderr()->Log(
-        "synchronous replicas: %d live workers; each round aggregates %d gradients (%d to %d) "
-        "and hands out %d tokens",
-        live, replicas, min_replicas_to_aggregate_, replicas_to_aggregate_, tokens);
     replicas_now_ = replicas;
     tokens_now_ = tokens;
     return absl::OkStatus();
@@ -216,6 +253,11 @@ class SyncReplicasHook final : public SessionRunHook {
   const int worker_index_;
   const absl::Duration token_timeout_;
   const std::function<int()> live_workers_;
+  const absl::Duration recount_every_;
+  const absl::Duration round_patience_;
+  int live_logged_ = -1;  // The live workers Recount last logged.
+  // Set by End and AfterCloseSession: the elastic sync loop's wait ends.
+  std::atomic<bool> stopping_{false};
   // Elastic: what the variables were last set to.
   int replicas_now_ = -1;
   int64_t tokens_now_ = -1;
@@ -421,6 +463,13 @@ absl::StatusOr<Operation> SyncReplicasOptimizer::ApplyGradients(
     const ops::NoOp set(
         beside.WithOpName("set_replicas")
             .WithControlDependencies({set_replicas.operation, set_tokens.operation}));
+    RETURN_IF_ERROR(scope.status());
+    for (const Output& accumulator : accumulators) {
+      names.accumulated.push_back(
+          ops::AccumulatorNumAccumulated(
+              sync.ColocateWith(accumulator.op()).WithOpName("accumulated"), accumulator)
+              .num_accumulated.name());
+    }
     RETURN_IF_ERROR(scope.status());
     names.replicas_now = replicas_now->value().name();
     names.set_replicas_op = set.operation.node()->name();

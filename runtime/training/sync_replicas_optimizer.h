@@ -71,13 +71,19 @@ struct SyncReplicasOptions {
   // gradients as workers are live, between M and replicas_to_aggregate
   // (R, the most), and hands out a token to each live worker. R and the
   // tokens per round are then variables beside the global step, which the
-  // chief's hook sets from `live_workers` before each round; a round that
-  // waits for more gradients than can come is tried again every
-  // `recount_every`. W (the clocks' size) bounds the workers' indices.
+  // chief's hook sets from `live_workers`. Its sync loop takes a round only
+  // once every accumulator holds the gradients it needs (it reads their
+  // counts and the live workers again, pausing at most `recount_every`
+  // between reads), so that a round never waits inside its take for a
+  // worker that left, and is never cut in half. W (the clocks' size)
+  // bounds the workers' indices.
   int min_replicas_to_aggregate = -1;
   // The chief's: the workers live now (a job's membership).
   std::function<int()> live_workers;
-  absl::Duration recount_every = absl::Seconds(2);
+  absl::Duration recount_every = absl::Milliseconds(50);
+  // How long a round waits for gradients the live workers owe it before it
+  // goes with those it has (at least M; the late workers are backups).
+  absl::Duration round_patience = absl::Seconds(15);
 };
 
 // The graph's names, for a Scaffold and for tools.
@@ -102,8 +108,9 @@ struct SyncReplicasNames {
   // and the op that sets both from the two fed values.
   std::string replicas_now;
   std::string set_replicas_op;
-  std::string new_replicas;         // A fed int32 scalar ...
-  std::string new_tokens_per_step;  // ... and int64 vector of one.
+  std::string new_replicas;              // A fed int32 scalar ...
+  std::string new_tokens_per_step;       // ... and int64 vector of one.
+  std::vector<std::string> accumulated;  // Each accumulator's count.
 };
 
 // Thread safety: build graphs from one thread (as Scope); the hooks it

@@ -70,7 +70,6 @@ absl::StatusOr<Model> BuildWorker(int task, int workers, int replicas, int num_t
   options.token_timeout = token_timeout;
   options.min_replicas_to_aggregate = elastic.min_replicas;
   options.live_workers = elastic.live_workers;
-  options.recount_every = absl::Milliseconds(200);
   SyncReplicasOptimizer sync(&descent, options);
   Model model;
   ASSIGN_OR_RETURN(const Operation train, sync.Minimize(root, loss, {w, b}, global_step));
