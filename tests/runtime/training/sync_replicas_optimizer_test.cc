@@ -159,6 +159,7 @@ class SyncReplicasTest : public ::testing::Test {
   }
 
   Elastic elastic_;
+  std::atomic<int> live_{0};  // The live workers an elastic test's chief sees.
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<Model> models_;
   std::vector<std::unique_ptr<Session>> sessions_;
@@ -220,21 +221,22 @@ TEST_F(SyncReplicasTest, TwoWorkersTakeTheStepsOfOneProcessOnTheirBatchesTogethe
 // workers (at least one, at most three). A round that waits for a worker
 // that left is counted again and goes on without it.
 TEST_F(SyncReplicasTest, AnElasticRoundAggregatesTheLiveWorkers) {
-  std::atomic<int> live{3};
-  elastic_ = {.min_replicas = 1, .live_workers = [&live] { return live.load(); }};
+  // The chief's sync loop reads it until TearDown closes the sessions.
+  live_ = 3;
+  elastic_ = {.min_replicas = 1, .live_workers = [this] { return live_.load(); }};
   StartCluster(/*workers=*/3, /*replicas=*/3, /*num_tokens=*/0);
   const SyncReplicasNames& names = models_[0].names;
   EXPECT_EQ(Read(names.replicas_now), 3);
   for (int step = 0; step < 2; ++step) StepTogether({0, 1, 2}, 12 * step);
   EXPECT_EQ(Read(names.global_step), 2);
 
-  live = 2;  // Worker 2 left.
+  live_ = 2;  // Worker 2 left.
   for (int step = 2; step < 5; ++step) StepTogether({0, 1}, 12 * step);
   EXPECT_EQ(Read(names.global_step), 5);
   EXPECT_EQ(Read(names.replicas_now), 2);
 
   // It comes back: a new session of its starts from the global step.
-  live = 3;
+  live_ = 3;
   ASSERT_OK(models_[2].hook->AfterCreateSession(*sessions_[2]));
   for (int step = 5; step < 7; ++step) StepTogether({0, 1, 2}, 12 * step);
   EXPECT_EQ(Read(names.global_step), 7);
