@@ -1,7 +1,5 @@
 #include "io/bundle_merge.h"
 
-#include <unistd.h>
-
 #include <map>
 #include <memory>
 
@@ -16,10 +14,11 @@ namespace rill::io {
 absl::Status MergeBundles(const std::vector<std::string>& prefixes, const std::string& destination,
                           const MergeOptions& options) {
   if (prefixes.empty()) return absl::InvalidArgumentError("no checkpoints to merge");
+  Env* const env = options.env != nullptr ? options.env : Env::Default();
   std::vector<std::unique_ptr<BundleReader>> inputs;
   int num_shards = 0;
   for (const std::string& prefix : prefixes) {
-    absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix);
+    absl::StatusOr<std::unique_ptr<BundleReader>> reader = BundleReader::Open(prefix, env);
     if (absl::IsNotFound(reader.status()) && options.allow_missing_files) continue;
     RETURN_IF_ERROR(reader.status());
     const BundleHeaderProto& header = (*reader)->header();
@@ -59,23 +58,26 @@ absl::Status MergeBundles(const std::vector<std::string>& prefixes, const std::s
         }));
     base += input->header().num_shards();
   }
+  RETURN_IF_ERROR(RemoveIndexBeforeReplacing(destination, env));
   base = 0;
   for (const std::unique_ptr<BundleReader>& input : inputs) {
     const int n = input->header().num_shards();
     for (int shard = 0; shard < n; ++shard) {
       RETURN_IF_ERROR(RenameFile(DataFilename(input->prefix(), shard, n),
-                                 DataFilename(destination, base + shard, num_shards)));
+                                 DataFilename(destination, base + shard, num_shards), env));
     }
     base += n;
   }
-  RETURN_IF_ERROR(WriteBundleIndex(destination, MakeBundleHeader(num_shards), merged));
+  RETURN_IF_ERROR(WriteBundleIndex(destination, MakeBundleHeader(num_shards), merged, env));
 
   // Cleaning up the inputs is best effort, as in TensorFlow.
   const std::string destination_dir = Dirname(destination);
   for (const std::unique_ptr<BundleReader>& input : inputs) {
-    (void)DeleteFile(IndexFilename(input->prefix()));
+    env->DeleteFile(IndexFilename(input->prefix())).IgnoreError();
     const std::string dir = Dirname(input->prefix());
-    if (options.delete_old_dirs && dir != destination_dir) rmdir(dir.c_str());
+    if (options.delete_old_dirs && dir != destination_dir) {
+      env->DeleteDir(dir).IgnoreError();
+    }
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "io/env.h"
 
 namespace rill::io {
 
@@ -17,6 +18,9 @@ struct MergeOptions {
   bool delete_old_dirs = true;
   // Skip inputs whose index is missing instead of failing.
   bool allow_missing_files = false;
+  // Every file operation goes through it; null: Env::Default() when the
+  // merge runs (a kernel keeps its options from construction on).
+  Env* env = nullptr;
 };
 
 // The destination's index is written last, so a crash leaves either no

@@ -26,17 +26,17 @@ std::string Printable(std::string_view key) {
 
 }  // namespace
 
-BundleReader::BundleReader(std::string prefix, std::unique_ptr<TableReader> index,
+BundleReader::BundleReader(std::string prefix, Env* env, std::unique_ptr<TableReader> index,
                            BundleHeaderProto header)
-    : prefix_(std::move(prefix)), index_(std::move(index)), header_(std::move(header)) {}
+    : prefix_(std::move(prefix)), env_(env), index_(std::move(index)), header_(std::move(header)) {}
 
-absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(std::string prefix) {
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(std::string prefix, Env* env) {
   const std::string path = IndexFilename(prefix);
-  if (!FileExists(path)) {
+  if (!env->FileExists(path)) {
     return absl::NotFoundError(
         absl::StrFormat("no checkpoint at '%s': '%s' does not exist", prefix, path));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<TableReader> index, TableReader::Open(path));
+  ASSIGN_OR_RETURN(std::unique_ptr<TableReader> index, TableReader::Open(path, env));
   ASSIGN_OR_RETURN(std::optional<std::string> header_bytes, index->Get(kHeaderKey));
   BundleHeaderProto header;
   if (!header_bytes.has_value() || !header.ParseFromString(*header_bytes)) {
@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(std::string pre
   }
   RETURN_IF_ERROR(CheckBundleHeader(header, path));
   return std::unique_ptr<BundleReader>(
-      new BundleReader(std::move(prefix), std::move(index), std::move(header)));
+      new BundleReader(std::move(prefix), env, std::move(index), std::move(header)));
 }
 
 absl::StatusOr<BundleEntryProto> BundleReader::Entry(std::string_view key) const {
@@ -72,8 +72,8 @@ absl::StatusOr<const RandomAccessFile*> BundleReader::DataFile(int shard_id,
   absl::MutexLock lock(&mu_);
   std::unique_ptr<RandomAccessFile>& file = data_files_[shard_id];
   if (file == nullptr) {
-    ASSIGN_OR_RETURN(file,
-                     RandomAccessFile::Open(DataFilename(prefix_, shard_id, header_.num_shards())));
+    ASSIGN_OR_RETURN(
+        file, env_->NewRandomAccessFile(DataFilename(prefix_, shard_id, header_.num_shards())));
   }
   return file.get();
 }

@@ -27,8 +27,10 @@ namespace rill::io {
 class BundleReader {
  public:
   // NOT_FOUND when <prefix>.index is missing; DATA_LOSS naming the file
-  // when it is not a valid index.
-  static absl::StatusOr<std::unique_ptr<BundleReader>> Open(std::string prefix);
+  // when it is not a valid index. Files are read through `env`, which must
+  // outlive the reader.
+  static absl::StatusOr<std::unique_ptr<BundleReader>> Open(std::string prefix,
+                                                            Env* env = Env::Default());
 
   const std::string& prefix() const { return prefix_; }
   const BundleHeaderProto& header() const { return header_; }
@@ -47,13 +49,15 @@ class BundleReader {
       const;
 
  private:
-  BundleReader(std::string prefix, std::unique_ptr<TableReader> index, BundleHeaderProto header);
+  BundleReader(std::string prefix, Env* env, std::unique_ptr<TableReader> index,
+               BundleHeaderProto header);
   absl::StatusOr<const RandomAccessFile*> DataFile(int shard_id, std::string_view key) const;
   // Reads the bytes of a stored (unpartitioned) entry.
   absl::StatusOr<Tensor> ReadStored(std::string_view key, const BundleEntryProto& entry) const;
   absl::StatusOr<TensorShape> ShapeOf(std::string_view key, const BundleEntryProto& entry) const;
 
   const std::string prefix_;
+  Env* const env_;
   const std::unique_ptr<TableReader> index_;
   const BundleHeaderProto header_;
   mutable absl::Mutex mu_;

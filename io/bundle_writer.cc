@@ -1,7 +1,6 @@
 #include "io/bundle_writer.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
@@ -12,14 +11,24 @@
 namespace rill::io {
 
 BundleWriter::BundleWriter(std::string prefix, std::string data_temp,
-                           std::unique_ptr<WritableFile> data)
-    : prefix_(std::move(prefix)), data_temp_(std::move(data_temp)), data_(std::move(data)) {}
+                           std::unique_ptr<WritableFile> data, Env* env)
+    : prefix_(std::move(prefix)),
+      data_temp_(std::move(data_temp)),
+      env_(env),
+      data_(std::move(data)) {}
 
 BundleWriter::~BundleWriter() {
   if (!finished_) {
     data_.reset();
-    unlink(data_temp_.c_str());
+    env_->DeleteFile(data_temp_).IgnoreError();
   }
+}
+
+absl::Status RemoveIndexBeforeReplacing(const std::string& prefix, Env* env) {
+  const std::string index = IndexFilename(prefix);
+  if (!env->FileExists(index)) return absl::OkStatus();
+  RETURN_IF_ERROR(env->DeleteFile(index));
+  return env->SyncDir(Dirname(index));
 }
 
 absl::Status CheckCheckpointPrefix(std::string_view prefix) {
@@ -43,13 +52,14 @@ absl::Status CheckCheckpointPrefix(std::string_view prefix) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::Create(std::string prefix) {
+absl::StatusOr<std::unique_ptr<BundleWriter>> BundleWriter::Create(std::string prefix, Env* env) {
   RETURN_IF_ERROR(CheckCheckpointPrefix(prefix));
-  RETURN_IF_ERROR(CreateDirectories(Dirname(prefix)));
+  RETURN_IF_ERROR(CreateDirectories(Dirname(prefix), env));
   std::string temp = TemporaryPathFor(DataFilename(prefix, 0, 1));
-  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data, WritableFile::Create(temp));
+  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> data,
+                   env->NewWritableFile(temp, WriteMode::kTruncate));
   return std::unique_ptr<BundleWriter>(
-      new BundleWriter(std::move(prefix), std::move(temp), std::move(data)));
+      new BundleWriter(std::move(prefix), std::move(temp), std::move(data), env));
 }
 
 absl::StatusOr<BundleEntryProto> BundleWriter::AppendData(std::string_view key,
@@ -131,23 +141,26 @@ absl::Status BundleWriter::Finish() {
   if (finished_) return absl::FailedPreconditionError("checkpoint writer already finished");
   finished_ = true;
   const std::string data_path = DataFilename(prefix_, 0, 1);
+  // The data is on disk under its final name before the index names it.
   absl::Status status = data_->Sync();
   if (status.ok()) status = data_->Close();
-  if (status.ok()) status = RenameFile(data_temp_, data_path);
+  if (status.ok()) status = RemoveIndexBeforeReplacing(prefix_, env_);
+  if (status.ok()) status = RenameFile(data_temp_, data_path, env_);
   if (!status.ok()) {
-    unlink(data_temp_.c_str());
+    if (env_->FileExists(data_temp_)) env_->DeleteFile(data_temp_).IgnoreError();
     return status;
   }
-  return WriteBundleIndex(prefix_, MakeBundleHeader(1), entries_);
+  return WriteBundleIndex(prefix_, MakeBundleHeader(1), entries_, env_);
 }
 
 absl::Status WriteBundleIndex(const std::string& prefix, const BundleHeaderProto& header,
-                              const std::map<std::string, BundleEntryProto>& entries) {
+                              const std::map<std::string, BundleEntryProto>& entries, Env* env) {
   RETURN_IF_ERROR(CheckCheckpointPrefix(prefix));
   const std::string path = IndexFilename(prefix);
   const std::string temp = TemporaryPathFor(path);
   absl::Status status = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, WritableFile::Create(temp));
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                     env->NewWritableFile(temp, WriteMode::kTruncate));
     TableWriter table(file.get());
     RETURN_IF_ERROR(table.Add(kHeaderKey, header.SerializeAsString()));
     for (const auto& [key, entry] : entries) {
@@ -156,9 +169,9 @@ absl::Status WriteBundleIndex(const std::string& prefix, const BundleHeaderProto
     RETURN_IF_ERROR(table.Finish());
     RETURN_IF_ERROR(file->Sync());
     RETURN_IF_ERROR(file->Close());
-    return RenameFile(temp, path);
+    return RenameFile(temp, path, env);
   }();
-  if (!status.ok()) unlink(temp.c_str());
+  if (!status.ok() && env->FileExists(temp)) env->DeleteFile(temp).IgnoreError();
   return status;
 }
 

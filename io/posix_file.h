@@ -1,6 +1,6 @@
-// The file operations checkpoints and event files need, over POSIX calls,
-// with errors that name the file: sequential writes, positioned reads, and
-// the temporary-name-then-rename step that makes a file appear whole.
+// The file operations checkpoints and event files need, with errors that
+// name the file: the POSIX files behind Env::Posix(), and over any Env the
+// temporary-name-then-rename step that makes a file appear whole.
 #ifndef RILL_IO_POSIX_FILE_H_
 #define RILL_IO_POSIX_FILE_H_
 
@@ -13,117 +13,59 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "io/env.h"
 
 namespace rill::io {
 
-enum class WriteMode {
-  kTruncate,   // Create, or empty an existing file.
-  kAppend,     // Create, or add to the end of an existing file.
-  kCreateNew,  // Create; ALREADY_EXISTS if the file is there.
-};
+// The POSIX files behind Env::Posix(). Errors name the file and what
+// failed.
+absl::StatusOr<std::unique_ptr<WritableFile>> NewPosixWritableFile(const std::string& path,
+                                                                   WriteMode mode);
+absl::StatusOr<std::unique_ptr<RandomAccessFile>> NewPosixRandomAccessFile(const std::string& path);
 
-// Appends to a file. Small appends are gathered in a buffer; large ones go
-// straight to write(2). Thread safety: none; one writer per file.
-class WritableFile {
- public:
-  static absl::StatusOr<std::unique_ptr<WritableFile>> Open(const std::string& path,
-                                                            WriteMode mode);
-  // Creates (or truncates) `path`.
-  static absl::StatusOr<std::unique_ptr<WritableFile>> Create(const std::string& path) {
-    return Open(path, WriteMode::kTruncate);
-  }
-  // Creates (or truncates) `dir`/`relative`, creating `dir` and the
-  // directories `relative` names. No symbolic link below `dir` is followed
-  // (FAILED_PRECONDITION naming it), so the file stays inside `dir`;
-  // INVALID_ARGUMENT unless IsPlainRelativePath(relative).
-  static absl::StatusOr<std::unique_ptr<WritableFile>> CreateBeneath(const std::string& dir,
-                                                                     const std::string& relative);
-  ~WritableFile();
-  WritableFile(const WritableFile&) = delete;
-  WritableFile& operator=(const WritableFile&) = delete;
+// An error for the failed call `what` on `path` with `error` (an errno),
+// its code following the errno (NOT_FOUND, PERMISSION_DENIED,
+// RESOURCE_EXHAUSTED for a full disk, ...): "what 'path': strerror".
+absl::Status PosixError(std::string_view what, const std::string& path, int error);
 
-  absl::Status Append(std::string_view data);
-  // Hands buffered bytes to the kernel.
-  absl::Status Flush();
-  // Flush, then fsync: the bytes survive a crash of the machine.
-  absl::Status Sync();
-  // Flush and close; further calls fail. Does not sync.
-  absl::Status Close();
+// OK when `path` is missing, a regular file, or a symbolic link (a rename
+// replaces the link, not what it points to). Anything else (a directory,
+// FIFO, socket, character or block device) is INVALID_ARGUMENT naming the
+// path and what it is: every writer that puts a file in place by renaming
+// it over `path` asks this first, so that "/dev/null" is never replaced.
+absl::Status CheckOutputPath(const std::string& path);
 
-  const std::string& path() const { return path_; }
-  // Bytes appended so far (including any the file held when opened).
-  uint64_t size() const { return size_; }
-
- private:
-  WritableFile(std::string path, int fd, uint64_t size);
-  absl::Status WriteAll(const char* data, size_t n);
-
-  const std::string path_;
-  int fd_;
-  uint64_t size_;
-  std::vector<char> buffer_;
-};
-
-// Positioned reads from a file. Thread safety: Read may be called
-// concurrently.
-class RandomAccessFile {
- public:
-  // Positioned reads need a file with a size and an end, which a FIFO, a
-  // socket or a device (/dev/zero) lacks: INVALID_ARGUMENT for anything but
-  // a regular file, found without waiting for a FIFO's writer.
-  static absl::StatusOr<std::unique_ptr<RandomAccessFile>> Open(const std::string& path);
-  ~RandomAccessFile();
-  RandomAccessFile(const RandomAccessFile&) = delete;
-  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
-
-  // Reads exactly `n` bytes at `offset` into `dst`. A file that ends
-  // earlier is DATA_LOSS naming the file, offset and sizes.
-  absl::Status Read(uint64_t offset, size_t n, char* dst) const;
-  // Reads what there is, up to `n` bytes; returns the count.
-  absl::StatusOr<size_t> ReadUpTo(uint64_t offset, size_t n, char* dst) const;
-
-  const std::string& path() const { return path_; }
-  // The size when opened.
-  uint64_t size() const { return size_; }
-  // The size now; it grows while another process appends.
-  absl::StatusOr<uint64_t> CurrentSize() const;
-
- private:
-  RandomAccessFile(std::string path, int fd, uint64_t size)
-      : path_(std::move(path)), fd_(fd), size_(size) {}
-
-  const std::string path_;
-  const int fd_;
-  const uint64_t size_;
-};
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+absl::StatusOr<std::string> ReadFileToString(const std::string& path, Env* env = Env::Default());
 
 // A unique name beside `path` to write to before renaming it into place:
 // "<path>.tempstate<random>", as TensorFlow names them.
 std::string TemporaryPathFor(const std::string& path);
 
-// Renames `from` to `to` (replacing `to`) and syncs the directory, so that
-// the new name survives a crash.
-absl::Status RenameFile(const std::string& from, const std::string& to);
+// Renames `from` to `to` (replacing a regular file `to`) and syncs the
+// directory, so that the new name survives a crash.
+absl::Status RenameFile(const std::string& from, const std::string& to, Env* env = Env::Default());
 
-// Writes `contents` under a temporary name, syncs it and renames it to
-// `path`: readers see the old file or the whole new one, never a part.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
+// Writes `contents` under a temporary name, syncs it, renames it to `path`
+// and syncs the directory: readers see the old file or the whole new one,
+// never a part, and after OK a crash keeps the new one. Refuses, before
+// writing anything, a `path` that CheckOutputPath refuses.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents,
+                                 Env* env = Env::Default());
 
 // True when `path` is one or more '/'-separated names, none of them empty,
 // "." or "..": a path that cannot lead out of the directory it is under.
 bool IsPlainRelativePath(std::string_view path);
 
-bool FileExists(const std::string& path);
+bool FileExists(const std::string& path, Env* env = Env::Default());
 // NOT_FOUND when missing.
-absl::Status DeleteFile(const std::string& path);
-absl::Status CreateDirectories(const std::string& path);
+absl::Status DeleteFile(const std::string& path, Env* env = Env::Default());
+absl::Status CreateDirectories(const std::string& path, Env* env = Env::Default());
 // The directory part of `path` ("." when there is none).
 std::string Dirname(const std::string& path);
 // The names (not paths) in `dir` that match the shell glob `pattern`.
 absl::StatusOr<std::vector<std::string>> MatchingNames(const std::string& dir,
-                                                       const std::string& pattern);
+                                                       const std::string& pattern,
+                                                       Env* env = Env::Default());
 
 }  // namespace rill::io
 

@@ -27,8 +27,9 @@ uint64_t DecodeFixed64(const char* p) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, io::RandomAccessFile::Open(path));
+absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(const std::string& path,
+                                                                 io::Env* env) {
+  ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> file, env->NewRandomAccessFile(path));
   return std::make_unique<RecordReader>(std::move(file));
 }
 

@@ -20,7 +20,8 @@ class RecordReader {
  public:
   explicit RecordReader(std::unique_ptr<io::RandomAccessFile> file) : file_(std::move(file)) {}
 
-  static absl::StatusOr<std::unique_ptr<RecordReader>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<RecordReader>> Open(const std::string& path,
+                                                            io::Env* env = io::Env::Default());
 
   // The data of the next record. OUT_OF_RANGE at a clean end of file (no
   // byte after the last whole record). DATA_LOSS for a truncated record or

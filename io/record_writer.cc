@@ -37,8 +37,8 @@ std::string EncodeRecordFooter(std::string_view data) {
 RecordWriter::~RecordWriter() { Close().IgnoreError(); }
 
 absl::StatusOr<std::unique_ptr<RecordWriter>> RecordWriter::Open(const std::string& path,
-                                                                 io::WriteMode mode) {
-  ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file, io::WritableFile::Open(path, mode));
+                                                                 io::WriteMode mode, io::Env* env) {
+  ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file, env->NewWritableFile(path, mode));
   return std::make_unique<RecordWriter>(std::move(file));
 }
 

@@ -36,9 +36,11 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
-  // Opens `path` for records (by default adding to what is there).
+  // Opens `path` for records (by default adding to what is there) through
+  // `env`.
   static absl::StatusOr<std::unique_ptr<RecordWriter>> Open(
-      const std::string& path, io::WriteMode mode = io::WriteMode::kAppend);
+      const std::string& path, io::WriteMode mode = io::WriteMode::kAppend,
+      io::Env* env = io::Env::Default());
 
   // May stay buffered until Flush or Close.
   absl::Status WriteRecord(std::string_view data);

@@ -198,8 +198,8 @@ TableReader::TableReader(std::unique_ptr<RandomAccessFile> file,
 
 TableReader::~TableReader() = default;
 
-absl::StatusOr<std::unique_ptr<TableReader>> TableReader::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, RandomAccessFile::Open(path));
+absl::StatusOr<std::unique_ptr<TableReader>> TableReader::Open(const std::string& path, Env* env) {
+  ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> file, env->NewRandomAccessFile(path));
   RETURN_IF_ERROR(CheckBlockHandles(*file));
   auto adapter = std::make_unique<FileAdapter>(file.get());
   leveldb::Table* table = nullptr;

@@ -52,7 +52,8 @@ class TableWriter {
 // Thread safety: Get and ForEach may be called concurrently.
 class TableReader {
  public:
-  static absl::StatusOr<std::unique_ptr<TableReader>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<TableReader>> Open(const std::string& path,
+                                                           Env* env = Env::Default());
   ~TableReader();
   TableReader(const TableReader&) = delete;
   TableReader& operator=(const TableReader&) = delete;
