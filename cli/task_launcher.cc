@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +75,8 @@ class Launcher {
     std::vector<char*> argv, envp;
     State state = State::kEnded;
     pid_t pid = -1;
+    pid_t group = -1;            // Led by its guard (ChildProcess), while running.
+    bool guard_running = false;  // Not yet reaped.
     int restarts = 0;
     Clock::time_point restart_at;
   };
@@ -103,6 +106,7 @@ class Launcher {
   void DrainTask(size_t i);
   void CloseStream(Stream& stream);
   std::optional<Clock::time_point> NextDeadline() const;
+  void KillStrays();
 
   const LaunchOptions options_;
   const int signal_fd_;
@@ -133,6 +137,8 @@ void Launcher::Start(size_t i) {
   }
   task.state = State::kRunning;
   task.pid = child->pid;
+  task.group = child->group;
+  task.guard_running = true;
   const std::string prefix = absl::StrCat("[", Name(i), "] ");
   streams_.push_back({child->out, options_.out_fd, i, LinePrefixer(prefix)});
   streams_.push_back({child->err, options_.err_fd, i, LinePrefixer(prefix)});
@@ -141,11 +147,17 @@ void Launcher::Start(size_t i) {
 
 void Launcher::Ended(size_t i, int status) {
   Task& task = tasks_[i];
-  DrainTask(i);  // Its last lines come before the news of its end.
   // What the task left behind in its group (a shell's background command)
-  // goes with it, so that nothing of a task outlives it. Its pid is not
-  // reused while the group has members, so this reaches no one else.
-  kill(-task.pid, SIGKILL);
+  // goes with it, so that nothing of a task outlives it; its guard too. The
+  // guard keeps the group's id from being reused until it is reaped, so
+  // this reaches no one else.
+  kill(-task.group, SIGKILL);
+  if (task.guard_running) waitpid(task.group, nullptr, 0);
+  task.guard_running = false;
+  task.group = -1;
+  // Its last lines come before the news of its end; with its writers gone,
+  // its pipes hold no more than they hold now.
+  DrainTask(i);
   Log(absl::StrCat(Name(i), " (pid ", task.pid, ") ", DescribeWaitStatus(status)));
   task.state = State::kEnded;
   task.pid = -1;
@@ -226,7 +238,7 @@ void Launcher::Stop(int exit_code) {
 // The whole group of each running task: a task's own processes go too.
 void Launcher::SignalRunning(int signal) {
   for (const Task& task : tasks_) {
-    if (task.state == State::kRunning) kill(-task.pid, signal);
+    if (task.state == State::kRunning) kill(-task.group, signal);
   }
 }
 
@@ -255,7 +267,10 @@ void Launcher::Reap() {
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (tasks_[i].state == State::kRunning && tasks_[i].pid == pid) Ended(i, status);
+      if (tasks_[i].state != State::kRunning) continue;
+      // A guard killed from outside: its task runs on unguarded.
+      if (tasks_[i].group == pid) tasks_[i].guard_running = false;
+      if (tasks_[i].pid == pid) Ended(i, status);
     }
   }
 }
@@ -357,7 +372,17 @@ int Launcher::Run() {
     CloseStream(stream);
   }
   streams_.clear();
+  KillStrays();
   return exit_code_;
+}
+
+// A process that left its task's group (setsid, a daemon) was re-parented
+// to the launcher, a subreaper (RunTasks), when its parent ended; it goes
+// with the job too.
+void Launcher::KillStrays() {
+  for (const pid_t pid : KillChildren()) {
+    Log(absl::StrCat("pid ", pid, " left its task's process group and outlived it: killed"));
+  }
 }
 
 }  // namespace
@@ -385,6 +410,11 @@ absl::StatusOr<int> RunTasks(const std::vector<TaskSpec>& tasks, const LaunchOpt
     sigemptyset(&action.sa_mask);
     sigaction(ChildSetup::kSignals[i], &action, &setup.dispositions[i]);
   }
+  // What leaves a task's process group comes back to the launcher when its
+  // parent ends, rather than to init, so that the launcher can end it too.
+  int was_subreaper = 0;
+  prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   absl::StatusOr<int> exit_code;
   if (signal_fd < 0) {
     exit_code = ErrnoError("signalfd", signal_fd_errno);
@@ -401,6 +431,7 @@ absl::StatusOr<int> RunTasks(const std::vector<TaskSpec>& tasks, const LaunchOpt
   for (size_t i = 0; i < std::size(ChildSetup::kSignals); ++i) {
     sigaction(ChildSetup::kSignals[i], &setup.dispositions[i], nullptr);
   }
+  prctl(PR_SET_CHILD_SUBREAPER, was_subreaper);
   if (setup.stdin_fd >= 0) close(setup.stdin_fd);
   if (signal_fd >= 0) close(signal_fd);
   sigprocmask(SIG_SETMASK, &setup.mask, nullptr);

@@ -55,8 +55,15 @@ struct LaunchOptions {
 // signal) when it failed and could not be restarted; 130 or 143 on SIGINT
 // or SIGTERM, after stopping every task. A task that fails (non-zero exit,
 // killed by a signal, or not started) is restarted, with its same spec,
-// under `options.restart`. An error only when the launcher cannot set
-// itself up (signals, pipes); then no task was started.
+// under `options.restart`. Every task runs in a process group of its own,
+// which is SIGKILLed when the task ends (so before the launcher does) and,
+// by the task's guard (cli/task_process.h), when the launcher is killed
+// outright, so that nothing a task started outlives the launcher. What left
+// its group (setsid, a daemon) comes back to the launcher, a subreaper
+// while it runs, when its parent ends, and is SIGKILLed once the tasks
+// have ended; only a launcher killed outright cannot end it. An error only
+// when the launcher cannot set itself up (signals, pipes); then no task
+// was started.
 //
 // REQUIRES: exactly one task is kChief. Call it from the process's only thread: it
 // blocks SIGCHLD, SIGINT and SIGTERM while it runs (reading them from a

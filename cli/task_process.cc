@@ -11,10 +11,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "graph/status_macros.h"
 
 namespace rill::cli {
 namespace {
@@ -57,6 +61,60 @@ absl::Status CheckExecutable(const std::string& path) {
   return absl::OkStatus();
 }
 
+// What a guard takes for the launcher's death; anyone else's is ignored.
+constexpr int kGuardSignal = SIGUSR1;
+
+// Forks a task's guard (SpawnChild, in cli/task_process.h): the leader of
+// a new process group; its pid once its death signal is set.
+absl::StatusOr<pid_t> SpawnGuard(const ChildSetup& setup) {
+  const std::array<int, 2> ready = Pipe();
+  if (ready[0] < 0) return ErrnoError("pipe", errno);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const pid_t group = getpid();
+    if (setpgid(0, 0) != 0) _exit(1);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    prctl(PR_SET_PDEATHSIG, kGuardSignal);
+    if (getppid() == setup.parent) {
+      // The launcher's pipes stay the launcher's: a reader of its stdout
+      // sees the end when it ends.
+      close_range(0, ready[1] - 1, 0);
+      close_range(ready[1] + 1, ~0U, 0);
+      (void)!write(ready[1], "", 1);
+      close(ready[1]);
+      sigset_t wake;
+      sigemptyset(&wake);
+      sigaddset(&wake, kGuardSignal);
+      // Pending since the launcher died, if it died since the check.
+      while (getppid() == setup.parent) sigwaitinfo(&wake, nullptr);
+    }
+    kill(-group, SIGKILL);
+    _exit(0);
+  }
+  const int fork_error = errno;
+  close(ready[1]);
+  if (pid < 0) {
+    close(ready[0]);
+    return ErrnoError("fork", fork_error);
+  }
+  // Here too, so that the group exists before the task joins it.
+  setpgid(pid, pid);
+  char byte;
+  ssize_t n;
+  do {
+    n = read(ready[0], &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  close(ready[0]);
+  if (n != 1) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return absl::InternalError("the task's guard process ended as it started");
+  }
+  return pid;
+}
+
 }  // namespace
 
 int AboveStderr(int fd) {
@@ -80,6 +138,24 @@ void WriteAll(int fd, std::string_view text) {
       return;
     }
   }
+}
+
+std::vector<pid_t> KillChildren() {
+  std::vector<pid_t> killed;
+  // Bounded, against children that fork faster than they are killed.
+  for (int round = 0; round < 100; ++round) {
+    std::vector<pid_t> children;
+    std::error_code error;
+    for (const auto& thread : std::filesystem::directory_iterator("/proc/self/task", error)) {
+      std::ifstream list(thread.path() / "children");
+      for (pid_t pid; list >> pid;) children.push_back(pid);
+    }
+    if (children.empty()) break;
+    for (const pid_t pid : children) kill(pid, SIGKILL);
+    for (const pid_t pid : children) waitpid(pid, nullptr, 0);
+    killed.insert(killed.end(), children.begin(), children.end());
+  }
+  return killed;
 }
 
 std::string DescribeWaitStatus(int status) {
@@ -113,21 +189,31 @@ absl::StatusOr<std::string> FindExecutable(const std::string& program) {
 
 absl::StatusOr<ChildProcess> SpawnChild(char* const* argv, char* const* envp,
                                         const ChildSetup& setup) {
+  ASSIGN_OR_RETURN(const pid_t group, SpawnGuard(setup));
+  const auto end_guard = [group] {
+    kill(group, SIGKILL);
+    waitpid(group, nullptr, 0);
+  };
   const std::array<int, 2> out = Pipe(), err = Pipe(), exec_error = Pipe();
   if (out[0] < 0 || err[0] < 0 || exec_error[0] < 0) {
     const int error = errno;
     CloseAll({out[0], out[1], err[0], err[1], exec_error[0], exec_error[1]});
+    end_guard();
     return ErrnoError("pipe", error);
   }
   const pid_t pid = fork();
   if (pid == 0) {
-    // Each task leads a process group of its own, so that what it starts
+    // Each task has a process group of its own, so that what it starts
     // (a shell's commands) is signalled with it, and so that a Ctrl-C at
     // the terminal reaches the launcher alone: the launcher then stops the
     // tasks in order (SIGTERM, which a ps task takes as a clean stop)
     // instead of every process taking SIGINT at once, and no task is
     // restarted for having been interrupted.
-    setpgid(0, 0);
+    if (setpgid(0, group) != 0) {
+      const int error = errno;
+      (void)!write(exec_error[1], &error, sizeof(error));
+      _exit(127);
+    }
     // A launcher killed outright (SIGKILL) takes its tasks with it.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != setup.parent) _exit(127);  // It died before prctl.
@@ -147,10 +233,11 @@ absl::StatusOr<ChildProcess> SpawnChild(char* const* argv, char* const* envp,
   CloseAll({out[1], err[1], exec_error[1]});
   if (pid < 0) {
     CloseAll({out[0], err[0], exec_error[0]});
+    end_guard();
     return ErrnoError("fork", fork_error);
   }
-  // Here too, so that the group exists before the launcher may signal it.
-  setpgid(pid, pid);
+  // Here too, so that the task is in the group before the launcher may signal it.
+  setpgid(pid, group);
   // The pipe closes at a successful exec; otherwise the child's errno comes through.
   int exec_errno = 0;
   ssize_t n;
@@ -160,13 +247,14 @@ absl::StatusOr<ChildProcess> SpawnChild(char* const* argv, char* const* envp,
   close(exec_error[0]);
   if (n == sizeof(exec_errno)) {
     waitpid(pid, nullptr, 0);
+    end_guard();
     CloseAll({out[0], err[0]});
     return absl::FailedPreconditionError(
         absl::StrCat("cannot execute ", argv[0], ": ", std::strerror(exec_errno)));
   }
   fcntl(out[0], F_SETFL, O_NONBLOCK);
   fcntl(err[0], F_SETFL, O_NONBLOCK);
-  return ChildProcess{.pid = pid, .out = out[0], .err = err[0]};
+  return ChildProcess{.pid = pid, .group = group, .out = out[0], .err = err[0]};
 }
 
 }  // namespace rill::cli

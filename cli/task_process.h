@@ -1,6 +1,6 @@
 // Starting one task of `rill launch` as a child process: its program found
-// as a shell finds it, its output through pipes, its own process group, and
-// a death signal that ends it with the launcher.
+// as a shell finds it, its output through pipes, and a process group of its
+// own that a guard process kills when the launcher dies, however it dies.
 #ifndef RILL_CLI_TASK_PROCESS_H_
 #define RILL_CLI_TASK_PROCESS_H_
 
@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -32,18 +33,33 @@ struct ChildSetup {
 };
 
 struct ChildProcess {
-  pid_t pid;  // Also its process group.
-  int out;    // The read ends of its stdout and stderr, non-blocking, close-on-exec.
+  pid_t pid;
+  // Its process group, led by its guard, whose pid this is: a child of the
+  // launcher too, to be reaped once the group is killed.
+  pid_t group;
+  int out;  // The read ends of its stdout and stderr, non-blocking, close-on-exec.
   int err;
 };
 
 // Starts `argv` (argv[0] a path, as FindExecutable returns) with the
-// environment `envp`, both null-terminated. The child leads a process group
-// of its own and is SIGKILLed when the launcher dies. FAILED_PRECONDITION
-// naming the program when it could not be executed (then nothing runs and
-// nothing is left to reap); INTERNAL when pipes or fork fail.
+// environment `envp`, both null-terminated, in a new process group, so that
+// what the task starts (a shell's background commands) is signalled with
+// it. A death signal reaches only the task itself, not its children, so the
+// group is led by a guard: a forked copy of the launcher that waits for the
+// launcher's death, then SIGKILLs the whole group. It runs no code of the
+// task's and holds no file of the launcher's; staying in the group, it also
+// keeps the group's id from being reused while the launcher may signal it.
+// What leaves the group (setsid, a daemon) is not its to end. The task itself
+// is SIGKILLed when the launcher dies, too. FAILED_PRECONDITION naming the
+// program when it could not be executed (then nothing runs and nothing is
+// left to reap); INTERNAL when pipes or fork fail.
 absl::StatusOr<ChildProcess> SpawnChild(char* const* argv, char* const* envp,
                                         const ChildSetup& setup);
+
+// SIGKILLs and reaps every child of this process (of each of its threads,
+// as /proc/self/task/TID/children lists them), then what they started that
+// comes back to this process as a subreaper, in rounds; their pids.
+std::vector<pid_t> KillChildren();
 
 // `fd`, moved above stderr when it is not, close-on-exec (-1 stays -1).
 int AboveStderr(int fd);

@@ -1,6 +1,6 @@
 // `rill launch` (the real binary, RILL_BIN) on small shell programs: the
 // TF_CONFIG each task gets, its prefixed lines, restarts, the job's end with
-// its chief, signals, and bad input.
+// its chief, signals (what the tasks started ends with them), and bad input.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -136,13 +137,69 @@ class Launcher {
   bool reaped_ = false;
 };
 
-// Whether `pid` no longer runs: gone, or a zombie that init has yet to reap.
-bool Gone(pid_t pid) {
-  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+// The fields of /proc/PID/stat after the command's name: state, ppid,
+// process group...; empty when it is gone.
+std::vector<std::string> StatFields(pid_t pid) {
   std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const size_t paren = text.rfind(')');
-  return paren == std::string::npos || (paren + 2 < text.size() && text[paren + 2] == 'Z');
+  if (paren == std::string::npos) return {};
+  return absl::StrSplit(text.substr(paren + 1), ' ', absl::SkipEmpty());
+}
+
+// Whether `pid` no longer runs: gone, or a zombie that init has yet to reap.
+bool Gone(pid_t pid) {
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  const std::vector<std::string> fields = StatFields(pid);
+  return fields.empty() || fields[0] == "Z";
+}
+
+// The process group of `pid`, which runs; -1 when it does not.
+pid_t ProcessGroupOf(pid_t pid) {
+  const std::vector<std::string> fields = StatFields(pid);
+  return fields.size() > 2 ? std::stoi(fields[2]) : -1;
+}
+
+// The processes that run in one of `groups` (not zombies).
+std::vector<pid_t> RunningIn(const std::set<pid_t>& groups) {
+  std::vector<pid_t> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    const std::vector<std::string> fields = StatFields(pid);
+    if (fields.size() > 2 && fields[0] != "Z" && groups.count(std::stoi(fields[2])) > 0) {
+      found.push_back(pid);
+    }
+  }
+  return found;
+}
+
+// Waits (at most 20 s) until nothing runs in `groups`.
+void ExpectGroupsEmpty(const std::set<pid_t>& groups) {
+  ASSERT_FALSE(groups.empty());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (!RunningIn(groups).empty() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_THAT(RunningIn(groups), ::testing::IsEmpty()) << "outlived the launcher";
+}
+
+// The pids of `tasks` running tasks and of the child each started, which it
+// wrote as "child PID" on stdout or stderr; waits (at most 60 s) for all.
+std::vector<pid_t> TasksAndTheirChildren(const Launcher& launch, size_t tasks) {
+  const std::regex child_re("child ([0-9]+)");
+  std::vector<pid_t> pids;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(60);
+       absl::Now() < deadline && pids.size() < 2 * tasks; absl::SleepFor(absl::Milliseconds(20))) {
+    pids = launch.TaskPids();
+    const std::string out = launch.Out() + launch.Err();
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), child_re);
+         it != std::sregex_iterator(); ++it) {
+      pids.push_back(std::stoi((*it)[1].str()));
+    }
+  }
+  EXPECT_EQ(pids.size(), 2 * tasks) << launch.Out() << launch.Err();
+  return pids;
 }
 
 // Waits (at most 20 s) until every one of `pids` is gone.
@@ -309,24 +366,25 @@ TEST(LaunchCommand, TheOtherWorkersGetTheGraceTimeThenAreStopped) {
 TEST(LaunchCommand, SigtermStopsEveryTaskAndItsChildren) {
   Launcher launch({"--ps", "1", "--workers", "2", "--", "/bin/sh", "-c",
                    "sleep 1000 & echo \"child $!\"; wait"});
-  ASSERT_TRUE(launch.WaitForErr("started, pid", 3)) << launch.Err();
-  std::vector<pid_t> pids = launch.TaskPids();
-  // The shells' own children too.
-  const std::regex child_re("child ([0-9]+)");
-  for (const absl::Time deadline = absl::Now() + absl::Seconds(60);
-       absl::Now() < deadline && pids.size() < 6; absl::SleepFor(absl::Milliseconds(20))) {
-    pids = launch.TaskPids();
-    const std::string out = launch.Out();
-    for (auto it = std::sregex_iterator(out.begin(), out.end(), child_re);
-         it != std::sregex_iterator(); ++it) {
-      pids.push_back(std::stoi((*it)[1].str()));
-    }
-  }
-  ASSERT_EQ(pids.size(), 6u) << launch.Out() << launch.Err();
+  const std::vector<pid_t> pids = TasksAndTheirChildren(launch, 3);
   ASSERT_EQ(kill(launch.pid(), SIGTERM), 0);
   EXPECT_EQ(launch.Wait(), 143) << launch.Err();
   EXPECT_THAT(launch.Err(), HasSubstr("[launch] SIGTERM: stopping every task"));
   EXPECT_THAT(launch.Err(), Not(HasSubstr("restarting")));
+  ExpectAllGone(pids);
+}
+
+// When the chief finishes, what every task started ends with the job: the
+// chief's and a worker's background children, and the ps task's.
+TEST(LaunchCommand, WhatTheTasksStartedEndsWithTheJob) {
+  const std::string program = absl::StrCat(
+      "sleep 1000 & echo \"child $!\" >&2; case \"$TF_CONFIG\" in ", ForTask("worker", 0),
+      ") until [ \"$(grep -c '] child' \"$LAUNCH_ERR\")\" -ge 3 ]; do sleep 0.05; done;; "
+      "*) wait;; esac");
+  Launcher launch(
+      {"--ps", "1", "--workers", "2", "--grace_secs", "0.2", "--", "/bin/sh", "-c", program});
+  const std::vector<pid_t> pids = TasksAndTheirChildren(launch, 3);
+  EXPECT_EQ(launch.Wait(), 0) << launch.Err();
   ExpectAllGone(pids);
 }
 
@@ -343,13 +401,39 @@ TEST(LaunchCommand, SigintStopsEveryTaskAndKillsOneThatIgnoresSigterm) {
   ExpectAllGone(launch.TaskPids());
 }
 
-// The tasks die with a launcher killed outright (their death signal).
-TEST(LaunchCommand, ALauncherKilledOutrightTakesItsTasksWithIt) {
-  Launcher launch({"--ps", "1", "--workers", "1", "--", "/bin/sh", "-c", "exec sleep 1000"});
-  ASSERT_TRUE(launch.WaitForErr("started, pid", 2)) << launch.Err();
+// What leaves its task's process group (setsid) comes back to the launcher
+// when its parent ends, and goes with the job.
+TEST(LaunchCommand, WhatLeftItsTasksGroupEndsWithTheJobToo) {
+  // The task ends once its child has left the group.
+  const std::string pid_file = testing::MakeTempDir() + "/pid";
+  Launcher launch(
+      {"--ps", "0", "--workers", "1", "--", "/bin/sh", "-c",
+       absl::StrCat("setsid sh -c 'echo $$ > ", pid_file, "; exec sleep 1000' & until [ -s ",
+                    pid_file, " ]; do sleep 0.05; done; echo \"child $(cat ", pid_file, ")\"")});
+  const std::vector<pid_t> pids = TasksAndTheirChildren(launch, 1);
+  ASSERT_EQ(pids.size(), 2u);
+  EXPECT_EQ(launch.Wait(), 0) << launch.Err();
+  EXPECT_THAT(launch.Err(), HasSubstr(absl::StrCat("[launch] pid ", pids[1],
+                                                   " left its task's process group and outlived "
+                                                   "it: killed")));
+  ExpectAllGone(pids);
+}
+
+// A launcher killed outright runs no code: its tasks die of their death
+// signal, and what they started of their guards, which kill their process
+// groups (themselves too).
+TEST(LaunchCommand, ALauncherKilledOutrightTakesItsTasksAndTheirChildrenWithIt) {
+  Launcher launch({"--ps", "1", "--workers", "2", "--", "/bin/sh", "-c",
+                   "sleep 1000 & echo \"child $!\"; wait"});
+  const std::vector<pid_t> pids = TasksAndTheirChildren(launch, 3);
+  std::set<pid_t> groups;
+  for (const pid_t pid : launch.TaskPids()) groups.insert(ProcessGroupOf(pid));
+  ASSERT_EQ(groups.size(), 3u);
+  ASSERT_EQ(groups.count(-1), 0u);
   ASSERT_EQ(kill(launch.pid(), SIGKILL), 0);
   EXPECT_EQ(launch.Wait(), 128 + SIGKILL);
-  ExpectAllGone(launch.TaskPids());
+  ExpectAllGone(pids);
+  ExpectGroupsEmpty(groups);
 }
 
 TEST(LaunchCommand, RejectsBadInputWithAOneLineReason) {
