@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cli/line_prefixer.h"
+#include "cli/output_sink.h"
 #include "cli/task_process.h"
 
 namespace rill::cli {
@@ -43,7 +44,11 @@ class Launcher {
  public:
   Launcher(const std::vector<TaskSpec>& specs, const LaunchOptions& options, int signal_fd,
            const ChildSetup& setup)
-      : options_(options), signal_fd_(signal_fd), setup_(setup) {
+      : options_(options),
+        signal_fd_(signal_fd),
+        setup_(setup),
+        out_(options.out_fd),
+        err_(options.err_fd) {
     tasks_.reserve(specs.size());
     for (const TaskSpec& spec : specs) {
       Task& task = tasks_.emplace_back();
@@ -82,14 +87,12 @@ class Launcher {
   };
   struct Stream {
     int fd;
-    int out_fd;
+    OutputSink* sink;
     size_t task;
     LinePrefixer prefixer;
   };
 
-  void Log(absl::string_view message) const {
-    WriteAll(options_.err_fd, absl::StrCat("[launch] ", message, "\n"));
-  }
+  void Log(absl::string_view message) { err_.Write(absl::StrCat("[launch] ", message, "\n")); }
   const std::string& Name(size_t i) const { return tasks_[i].spec->name; }
   bool AnyRunning(std::optional<TaskRole> role = std::nullopt) const;
 
@@ -107,15 +110,18 @@ class Launcher {
   void CloseStream(Stream& stream);
   std::optional<Clock::time_point> NextDeadline() const;
   void KillStrays();
+  void FinishOutput();
 
   const LaunchOptions options_;
   const int signal_fd_;
   const ChildSetup setup_;
 
+  OutputSink out_, err_;
   std::vector<Task> tasks_;
   std::vector<Stream> streams_;
   Phase phase_ = Phase::kRunning;
   int exit_code_ = 0;
+  bool signalled_ = false;                    // A signal stopped the job.
   Clock::time_point grace_end_;               // When finishing.
   std::optional<Clock::time_point> kill_at_;  // When stopping, until SIGKILL went out.
 };
@@ -140,8 +146,8 @@ void Launcher::Start(size_t i) {
   task.group = child->group;
   task.guard_running = true;
   const std::string prefix = absl::StrCat("[", Name(i), "] ");
-  streams_.push_back({child->out, options_.out_fd, i, LinePrefixer(prefix)});
-  streams_.push_back({child->err, options_.err_fd, i, LinePrefixer(prefix)});
+  streams_.push_back({child->out, &out_, i, LinePrefixer(prefix)});
+  streams_.push_back({child->err, &err_, i, LinePrefixer(prefix)});
   Log(absl::StrCat(Name(i), " started, pid ", child->pid));
 }
 
@@ -258,6 +264,7 @@ void Launcher::ReadSignals() {
       continue;
     }
     Log(absl::StrCat(name, ": stopping every task"));
+    signalled_ = true;
     Stop(128 + signal);
   }
 }
@@ -282,7 +289,7 @@ bool Launcher::Read(Stream& stream, bool drain) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return true;
     if (n <= 0) return false;
-    WriteAll(stream.out_fd, stream.prefixer.Feed(std::string_view(buffer, static_cast<size_t>(n))));
+    stream.sink->Write(stream.prefixer.Feed(std::string_view(buffer, static_cast<size_t>(n))));
   } while (drain);
   return true;
 }
@@ -293,12 +300,12 @@ void Launcher::DrainTask(size_t i) {
   for (Stream& stream : streams_) {
     if (stream.task != i || stream.fd < 0) continue;
     if (!Read(stream, /*drain=*/true)) CloseStream(stream);
-    WriteAll(stream.out_fd, stream.prefixer.Flush());
+    stream.sink->Write(stream.prefixer.Flush());
   }
 }
 
 void Launcher::CloseStream(Stream& stream) {
-  WriteAll(stream.out_fd, stream.prefixer.Flush());
+  stream.sink->Write(stream.prefixer.Flush());
   close(stream.fd);
   stream.fd = -1;
 }
@@ -346,7 +353,18 @@ int Launcher::Run() {
     }
 
     std::vector<pollfd> fds = {{.fd = signal_fd_, .events = POLLIN, .revents = 0}};
-    for (const Stream& stream : streams_) fds.push_back({stream.fd, POLLIN, 0});
+    OutputSink* const sinks[] = {&out_, &err_};
+    for (const OutputSink* sink : sinks) {
+      fds.push_back({sink->pending() ? sink->fd() : -1, POLLOUT, 0});
+    }
+    constexpr size_t kFirstStream = 1 + std::size(sinks);
+    for (const Stream& stream : streams_) {
+      // A reader that does not keep up holds the tasks back, as it would
+      // hold them writing to it themselves. While they are being stopped
+      // they are read on, so that none is kept from ending.
+      const bool read = phase_ == Phase::kStopping || !stream.sink->full();
+      fds.push_back({read ? stream.fd : -1, POLLIN, 0});
+    }
     int timeout_ms = -1;
     if (const std::optional<Clock::time_point> deadline = NextDeadline()) {
       const auto wait = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
@@ -358,10 +376,13 @@ int Launcher::Run() {
       Reap();
       return 1;
     }
+    for (size_t s = 0; s < std::size(sinks); ++s) {
+      if (fds[1 + s].revents != 0) sinks[s]->Flush();
+    }
     // Output first, so that a task's last lines come before its end.
-    for (size_t s = 1; s < fds.size(); ++s) {
-      if (fds[s].revents != 0 && !Read(streams_[s - 1], /*drain=*/false)) {
-        CloseStream(streams_[s - 1]);
+    for (size_t s = kFirstStream; s < fds.size(); ++s) {
+      if (fds[s].revents != 0 && !Read(streams_[s - kFirstStream], /*drain=*/false)) {
+        CloseStream(streams_[s - kFirstStream]);
       }
     }
     std::erase_if(streams_, [](const Stream& stream) { return stream.fd < 0; });
@@ -373,6 +394,7 @@ int Launcher::Run() {
   }
   streams_.clear();
   KillStrays();
+  FinishOutput();
   return exit_code_;
 }
 
@@ -383,6 +405,37 @@ void Launcher::KillStrays() {
   for (const pid_t pid : KillChildren()) {
     Log(absl::StrCat("pid ", pid, " left its task's process group and outlived it: killed"));
   }
+}
+
+// The readers get what they have yet to take, unless a signal stopped the
+// job (then no one may be reading) or one comes meanwhile: then it is
+// dropped, and the launcher ends at once.
+void Launcher::FinishOutput() {
+  while (!signalled_ && (out_.pending() || err_.pending())) {
+    pollfd fds[] = {{.fd = signal_fd_, .events = POLLIN, .revents = 0},
+                    {.fd = out_.pending() ? out_.fd() : -1, .events = POLLOUT, .revents = 0},
+                    {.fd = err_.pending() ? err_.fd() : -1, .events = POLLOUT, .revents = 0}};
+    if (poll(fds, std::size(fds), -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents != 0) out_.Flush();
+    if (fds[2].revents != 0) err_.Flush();
+    signalfd_siginfo info;
+    while (fds[0].revents != 0 && read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      if (info.ssi_signo == SIGCHLD) continue;
+      signalled_ = true;
+      exit_code_ = 128 + static_cast<int>(info.ssi_signo);
+    }
+  }
+  out_.Flush();
+  out_.Abandon();
+  const auto report = [this](const OutputSink& sink, const char* name) {
+    if (sink.dropped() == 0) return;
+    Log(absl::StrCat("dropped ", sink.dropped(), " bytes of output to ", name,
+                     ": its reader did not take them"));
+  };
+  report(out_, "stdout");
+  report(err_, "stderr");
+  err_.Flush();
+  err_.Abandon();
 }
 
 }  // namespace

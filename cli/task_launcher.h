@@ -44,7 +44,10 @@ struct LaunchOptions {
   absl::Duration grace = absl::Seconds(30);
   // Between SIGTERM and SIGKILL when tasks are stopped.
   absl::Duration stop_timeout = absl::Seconds(5);
-  // Where the tasks' prefixed lines and the launcher's "[launch] ..." go.
+  // Where the tasks' prefixed lines (cli/line_prefixer.h) and the
+  // launcher's "[launch] ..." go, through an OutputSink each
+  // (cli/output_sink.h): a reader that does not keep up holds the tasks
+  // back, and one that stops reading cannot hold the launcher.
   int out_fd = 1;
   int err_fd = 2;
 };
@@ -61,9 +64,12 @@ struct LaunchOptions {
 // outright, so that nothing a task started outlives the launcher. What left
 // its group (setsid, a daemon) comes back to the launcher, a subreaper
 // while it runs, when its parent ends, and is SIGKILLed once the tasks
-// have ended; only a launcher killed outright cannot end it. An error only
-// when the launcher cannot set itself up (signals, pipes); then no task
-// was started.
+// have ended; only a launcher killed outright cannot end it.
+// Once the job has ended, the launcher waits for the readers of its output
+// to take what they have not taken yet; a signal then, or one that stopped
+// the job, drops the rest (the exit code is then 128 + signal), and a line
+// on stderr counts what was dropped. An error only when the launcher cannot
+// set itself up (signals, pipes); then no task was started.
 //
 // REQUIRES: exactly one task is kChief. Call it from the process's only thread: it
 // blocks SIGCHLD, SIGINT and SIGTERM while it runs (reading them from a

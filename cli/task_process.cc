@@ -1,7 +1,6 @@
 #include "cli/task_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -124,20 +123,6 @@ int AboveStderr(int fd) {
   close(fd);
   errno = error;
   return moved;
-}
-
-void WriteAll(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = write(fd, text.data(), text.size());
-    if (n > 0) {
-      text.remove_prefix(static_cast<size_t>(n));
-    } else if (n < 0 && errno == EAGAIN) {
-      pollfd writable = {.fd = fd, .events = POLLOUT, .revents = 0};
-      poll(&writable, 1, -1);
-    } else if (n < 0 && errno != EINTR) {
-      return;
-    }
-  }
 }
 
 std::vector<pid_t> KillChildren() {

@@ -9,7 +9,6 @@
 
 #include <iterator>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -63,10 +62,6 @@ std::vector<pid_t> KillChildren();
 
 // `fd`, moved above stderr when it is not, close-on-exec (-1 stays -1).
 int AboveStderr(int fd);
-
-// Writes all of `text` to `fd`, waiting when it is full. What cannot be
-// written (nobody reads any more) is dropped.
-void WriteAll(int fd, std::string_view text);
 
 // "exited with status 3", "was killed by SIGKILL": a wait status in words.
 std::string DescribeWaitStatus(int status);

@@ -1,7 +1,9 @@
 // `rill launch` (the real binary, RILL_BIN) on small shell programs: the
-// TF_CONFIG each task gets, its prefixed lines, restarts, the job's end with
-// its chief, signals (what the tasks started ends with them), and bad input.
+// TF_CONFIG each task gets, its prefixed lines, a reader that stops
+// reading, restarts, the job's end with its chief, signals (what the tasks
+// started ends with them), and bad input.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -45,11 +47,14 @@ std::string ForTask(const std::string& type, int index) {
   return absl::StrCat("*'\"type\": \"", type, "\", \"index\": ", index, "'*");
 }
 
-// A running `rill launch`, its stdout and stderr in files; SIGKILLed and
-// reaped when the handle goes (it takes its tasks with it).
+// A running `rill launch`, its stdout and stderr in files (its stdout a pipe
+// that the test reads, with `stdout_pipe`: the test holds its write end too,
+// until CloseOutPipeWriteEnd, to tell when it is full); SIGKILLed and reaped
+// when the handle goes (it takes its tasks with it).
 class Launcher {
  public:
-  explicit Launcher(const std::vector<std::string>& args) : dir_(testing::MakeTempDir()) {
+  explicit Launcher(const std::vector<std::string>& args, bool stdout_pipe = false)
+      : dir_(testing::MakeTempDir()) {
     std::vector<std::string> strings = {std::getenv("RILL_BIN"), "launch"};
     strings.insert(strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -62,7 +67,16 @@ class Launcher {
     std::vector<char*> envp;
     for (std::string& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);
-    const int out = open(OutPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int out = open(OutPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (stdout_pipe) {
+      int ends[2];
+      if (pipe2(ends, O_CLOEXEC) == 0) {
+        close(out);
+        out_pipe_ = ends[0];
+        out = ends[1];
+        out_pipe_write_end_ = fcntl(out, F_DUPFD_CLOEXEC, 0);
+      }
+    }
     const int err = open(ErrPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const pid_t parent = getpid();
     pid_ = fork();
@@ -81,9 +95,19 @@ class Launcher {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
+    if (out_pipe_ >= 0) close(out_pipe_);
+    CloseOutPipeWriteEnd();
   }
 
   pid_t pid() const { return pid_; }
+  // The ends of its stdout, with `stdout_pipe`.
+  int out_pipe() const { return out_pipe_; }
+  int out_pipe_write_end() const { return out_pipe_write_end_; }
+  // So that the read end sees the end of the launcher's output.
+  void CloseOutPipeWriteEnd() {
+    if (out_pipe_write_end_ >= 0) close(out_pipe_write_end_);
+    out_pipe_write_end_ = -1;
+  }
   std::string dir() const { return dir_; }
   std::string ErrPath() const { return dir_ + "/launch.err"; }
   std::string Out() const { return testing::ReadFileOrDie(OutPath()); }
@@ -134,6 +158,8 @@ class Launcher {
 
   const std::string dir_;
   pid_t pid_ = -1;
+  int out_pipe_ = -1;
+  int out_pipe_write_end_ = -1;
   bool reaped_ = false;
 };
 
@@ -200,6 +226,16 @@ std::vector<pid_t> TasksAndTheirChildren(const Launcher& launch, size_t tasks) {
   }
   EXPECT_EQ(pids.size(), 2 * tasks) << launch.Out() << launch.Err();
   return pids;
+}
+
+// Waits (at most 60 s) until the pipe whose write end is `fd` takes no more.
+bool WaitUntilFull(int fd) {
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(60); absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(20))) {
+    pollfd writable = {.fd = fd, .events = POLLOUT, .revents = 0};
+    if (poll(&writable, 1, 0) == 0) return true;
+  }
+  return false;
 }
 
 // Waits (at most 20 s) until every one of `pids` is gone.
@@ -434,6 +470,47 @@ TEST(LaunchCommand, ALauncherKilledOutrightTakesItsTasksAndTheirChildrenWithIt) 
   EXPECT_EQ(launch.Wait(), 128 + SIGKILL);
   ExpectAllGone(pids);
   ExpectGroupsEmpty(groups);
+}
+
+// A reader that does not keep up holds the tasks back, as it would hold
+// them writing to it themselves, and loses nothing.
+TEST(LaunchCommand, ASlowReaderGetsEveryLine) {
+  Launcher launch(
+      {"--ps", "0", "--workers", "2", "--", "/bin/sh", "-c", "yes 0123456789 | head -n 200000"},
+      /*stdout_pipe=*/true);
+  // The launcher holds what the pipe cannot, up to a bound, then stops
+  // reading the tasks; the test reads only then.
+  ASSERT_TRUE(WaitUntilFull(launch.out_pipe_write_end()));
+  launch.CloseOutPipeWriteEnd();
+  std::string out;
+  char buffer[64 * 1024];
+  ssize_t n;
+  while ((n = read(launch.out_pipe(), buffer, sizeof(buffer))) > 0) out.append(buffer, n);
+  EXPECT_EQ(launch.Wait(), 0) << launch.Err();
+  std::map<std::string, int> lines;
+  for (const absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    ++lines[std::string(line)];
+  }
+  EXPECT_EQ(lines, (std::map<std::string, int>{{"[worker 0] 0123456789", 200000},
+                                               {"[worker 1] 0123456789", 200000}}));
+  EXPECT_THAT(launch.Err(), Not(HasSubstr("dropped")));
+}
+
+// A reader that stops reading does not keep the launcher from its signals:
+// SIGTERM stops every task, and the launcher exits 143, dropping (and
+// counting) what the reader did not take.
+TEST(LaunchCommand, AReaderThatStopsReadingDoesNotKeepTheLauncherFromSigterm) {
+  Launcher launch({"--ps", "1", "--workers", "2", "--", "/bin/sh", "-c", "yes a line of output"},
+                  /*stdout_pipe=*/true);
+  ASSERT_TRUE(launch.WaitForErr("started, pid", 3)) << launch.Err();
+  ASSERT_TRUE(WaitUntilFull(launch.out_pipe_write_end()));
+  ASSERT_EQ(kill(launch.pid(), SIGTERM), 0);
+  EXPECT_EQ(launch.Wait(), 143) << launch.Err();
+  EXPECT_THAT(launch.Err(), HasSubstr("[launch] SIGTERM: stopping every task"));
+  EXPECT_THAT(launch.Err(),
+              ContainsRegex("\\[launch\\] dropped [0-9]+ bytes of output to stdout: its reader "
+                            "did not take them"));
+  ExpectAllGone(launch.TaskPids());
 }
 
 TEST(LaunchCommand, RejectsBadInputWithAOneLineReason) {
