@@ -38,7 +38,8 @@ constexpr char kUsage[] =
     "the cluster and its task in TF_CONFIG, on free ports of ADDRESS (a numeric IP address;\n"
     "127.0.0.1). Worker 0 is the chief. Each line a task writes goes to the launcher's stdout or\n"
     "stderr as the task wrote it, prefixed with the task ([worker 1] ...); the launcher's own\n"
-    "lines ([launch] ...) go to stderr.\n"
+    "lines ([launch] ...) go to stderr. A line redrawn with \\r shows as its last drawing; output\n"
+    "that is not text (NUL, invalid UTF-8) comes through byte for byte, prefixed at each line.\n"
     "--restart on-failure (the default): a task that exits non-zero or is killed starts again\n"
     "  on the same address after 1 s, 2 s, 4 s ... (at most 30 s), up to --max_restarts (3)\n"
     "  times; never: it does not.\n"
@@ -46,7 +47,8 @@ constexpr char kUsage[] =
     "finish, then what still runs is stopped (SIGTERM, SIGKILL 5 s later) and the exit code is\n"
     "0. When it fails for good, every task is stopped and the exit code is the chief's (128 +\n"
     "signal when killed). Another worker that fails for good does not end the job. Ctrl-C or\n"
-    "SIGTERM stops every task; the exit code is then 130 or 143.\n";
+    "SIGTERM stops every task; the exit code is then 130 or 143. What a task starts in its\n"
+    "process group ends with it, even when the launcher is killed outright (SIGKILL).\n";
 
 struct LaunchFlags {
   int ps = 0;

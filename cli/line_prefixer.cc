@@ -128,6 +128,23 @@ void LinePrefixer::FeedBinary(std::string_view& chunk, std::string& out) {
 std::string LinePrefixer::Feed(std::string_view chunk) {
   std::string out;
   while (!chunk.empty()) {
+    if (!binary_ && utf8_due_ == 0 && pending_returns_ == 0) {
+      // A run of printable ASCII, short of anything the line's limit
+      // would do (the byte that reaches it goes one at a time, below).
+      const size_t room = max_line_bytes_ - std::min(line_.size() + 1, max_line_bytes_);
+      size_t run = 0;
+      while (run < chunk.size() && run < room) {
+        const unsigned char c = static_cast<unsigned char>(chunk[run]);
+        if ((c < 0x20 && c != '\t') || c >= 0x7F) break;
+        ++run;
+      }
+      if (run > 0) {
+        cut_ = false;
+        line_.append(chunk.data(), run);
+        chunk.remove_prefix(run);
+        continue;
+      }
+    }
     if (!binary_) {
       const unsigned char c = static_cast<unsigned char>(chunk.front());
       if (IsTextByte(c)) {

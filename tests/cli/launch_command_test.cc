@@ -1,7 +1,7 @@
 // `rill launch` (the real binary, RILL_BIN) on small shell programs: the
-// TF_CONFIG each task gets, its prefixed lines, a reader that stops
-// reading, restarts, the job's end with its chief, signals (what the tasks
-// started ends with them), and bad input.
+// TF_CONFIG each task gets, its prefixed lines, binary output, a reader that
+// stops reading, restarts, the job's end with its chief, signals (what the
+// tasks started ends with them), and bad input.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <regex>
 #include <set>
 #include <string>
@@ -226,6 +227,20 @@ std::vector<pid_t> TasksAndTheirChildren(const Launcher& launch, size_t tasks) {
   }
   EXPECT_EQ(pids.size(), 2 * tasks) << launch.Out() << launch.Err();
   return pids;
+}
+
+// The lines that binary output must come out as: every byte, each line
+// after the prefix, a '\n' added only to a last line without one.
+std::string Framed(std::string_view prefix, std::string_view bytes) {
+  std::string out;
+  while (!bytes.empty()) {
+    const size_t end = bytes.find('\n');
+    out += prefix;
+    out += bytes.substr(0, end);
+    out += '\n';
+    bytes.remove_prefix(end == std::string_view::npos ? bytes.size() : end + 1);
+  }
+  return out;
 }
 
 // Waits (at most 60 s) until the pipe whose write end is `fd` takes no more.
@@ -470,6 +485,18 @@ TEST(LaunchCommand, ALauncherKilledOutrightTakesItsTasksAndTheirChildrenWithIt) 
   EXPECT_EQ(launch.Wait(), 128 + SIGKILL);
   ExpectAllGone(pids);
   ExpectGroupsEmpty(groups);
+}
+
+TEST(LaunchCommand, BinaryOutputComesThroughWhole) {
+  const std::string dir = testing::MakeTempDir();
+  std::mt19937 random(1);
+  std::string bytes(2 << 20, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  std::ofstream(dir + "/random.bin", std::ios::binary) << bytes;
+  Launcher launch({"--ps", "0", "--workers", "1", "--", "/bin/cat", dir + "/random.bin"});
+  ASSERT_EQ(launch.Wait(), 0) << launch.Err();
+  const std::string out = launch.Out(), expected = Framed("[worker 0] ", bytes);
+  EXPECT_TRUE(out == expected) << out.size() << " bytes out, " << expected.size() << " expected";
 }
 
 // A reader that does not keep up holds the tasks back, as it would hold

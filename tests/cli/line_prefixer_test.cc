@@ -124,12 +124,12 @@ TEST(LinePrefixer, ANulByteTurnsTheStreamBinaryAndKeepsTheWholeLine) {
 
 TEST(LinePrefixer, InvalidUtf8IsBinary) {
   const std::string cases[] = {
-      "caf\xe9\rx",      // Latin-1.
-      "\xc0\xaf\rx",     // An overlong '/'.
+      "caf\xe9\rx",       // Latin-1.
+      "\xc0\xaf\rx",      // An overlong '/'.
       "\xed\xa0\x80\rx",  // A surrogate.
-      "\xe2\x96\rx",     // A sequence cut short.
-      "\x80\rx",         // A continuation byte alone.
-      "\x7f\rx",         // DEL.
+      "\xe2\x96\rx",      // A sequence cut short.
+      "\x80\rx",          // A continuation byte alone.
+      "\x7f\rx",          // DEL.
   };
   for (const std::string& text : cases) {
     LinePrefixer prefixer("> ");
