@@ -133,18 +133,32 @@ absl::Status CheckBlockHandles(const RandomAccessFile& file) {
 
 }  // namespace
 
+// Keeps the first error of the file as it was, code included (a full disk
+// stays RESOURCE_EXHAUSTED), which the trip through leveldb::Status loses.
 class TableWriter::FileAdapter final : public leveldb::WritableFile {
  public:
   explicit FileAdapter(io::WritableFile* file) : file_(file) {}
   leveldb::Status Append(const leveldb::Slice& data) override {
-    return ToLevelDb(file_->Append(View(data)));
+    return Keep(file_->Append(View(data)));
   }
   leveldb::Status Close() override { return leveldb::Status::OK(); }
-  leveldb::Status Flush() override { return ToLevelDb(file_->Flush()); }
-  leveldb::Status Sync() override { return ToLevelDb(file_->Sync()); }
+  leveldb::Status Flush() override { return Keep(file_->Flush()); }
+  leveldb::Status Sync() override { return Keep(file_->Sync()); }
+
+  // The file's first error, else `status` naming the file.
+  absl::Status Result(const leveldb::Status& status) const {
+    if (!error_.ok()) return error_;
+    return FromLevelDb(status, file_->path());
+  }
 
  private:
+  leveldb::Status Keep(absl::Status status) {
+    error_.Update(status);
+    return ToLevelDb(status);
+  }
+
   io::WritableFile* const file_;
+  absl::Status error_;
 };
 
 TableWriter::TableWriter(WritableFile* file)
@@ -167,13 +181,13 @@ absl::Status TableWriter::Add(std::string_view key, std::string_view value) {
   }
   builder_->Add(leveldb::Slice(key.data(), key.size()), leveldb::Slice(value.data(), value.size()));
   last_key_.assign(key);
-  return FromLevelDb(builder_->status(), "table");
+  return adapter_->Result(builder_->status());
 }
 
 absl::Status TableWriter::Finish() {
   if (finished_) return absl::FailedPreconditionError("table already finished");
   finished_ = true;
-  return FromLevelDb(builder_->Finish(), "table");
+  return adapter_->Result(builder_->Finish());
 }
 
 class TableReader::FileAdapter final : public leveldb::RandomAccessFile {
