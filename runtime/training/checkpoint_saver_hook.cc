@@ -63,8 +63,8 @@ absl::Status CheckpointSaverHook::AfterCreateSession(Session& session) {
   // Written for every session, as TensorFlow does: the file shows the graph
   // the newest checkpoints came from.
   if (graph_ != nullptr) {
-    RETURN_IF_ERROR(
-        WriteGraphDef(*graph_, options_.checkpoint_dir + "/graph.pbtxt", GraphFormat::kText));
+    RETURN_IF_ERROR(io::WriteFileAtomically(options_.checkpoint_dir + "/graph.pbtxt",
+                                            SerializeGraphDef(*graph_, GraphFormat::kText)));
   }
   if (options_.summary_writer != nullptr && !graph_events_written_) {
     if (graph_ != nullptr) RETURN_IF_ERROR(options_.summary_writer->AddGraph(*graph_));

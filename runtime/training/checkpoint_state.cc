@@ -44,15 +44,19 @@ std::vector<std::string> CheckpointsNewestFirst(const CheckpointState& state) {
   return prefixes;
 }
 
-bool CheckpointExists(const std::string& prefix) {
-  return io::FileExists(io::IndexFilename(prefix));
+std::string CheckpointStatePath(const std::string& dir, const std::string& latest_filename) {
+  return JoinPath(dir, latest_filename);
+}
+
+bool CheckpointExists(const std::string& prefix, io::Env* env) {
+  return env->FileExists(io::IndexFilename(prefix));
 }
 
 absl::StatusOr<std::optional<CheckpointState>> GetCheckpointState(
-    const std::string& dir, const std::string& latest_filename) {
+    const std::string& dir, const std::string& latest_filename, io::Env* env) {
   const std::string path = JoinPath(dir, latest_filename);
-  if (!io::FileExists(path)) return std::nullopt;
-  ASSIGN_OR_RETURN(const std::string text, io::ReadFileToString(path));
+  if (!env->FileExists(path)) return std::nullopt;
+  ASSIGN_OR_RETURN(const std::string text, io::ReadFileToString(path, env));
   CheckpointState state;
   RETURN_IF_ERROR(ParseTextProto(text, &state, path));
   if (state.model_checkpoint_path().empty()) {
@@ -65,7 +69,7 @@ absl::StatusOr<std::optional<CheckpointState>> GetCheckpointState(
 
 absl::Status UpdateCheckpointState(const std::string& dir, const std::string& newest,
                                    std::vector<std::string> all_paths,
-                                   const std::string& latest_filename) {
+                                   const std::string& latest_filename, io::Env* env) {
   if (all_paths.empty() || all_paths.back() != newest) all_paths.push_back(newest);
   CheckpointState state;
   state.set_model_checkpoint_path(ForStateFile(dir, newest));
@@ -74,16 +78,17 @@ absl::Status UpdateCheckpointState(const std::string& dir, const std::string& ne
   if (!google::protobuf::TextFormat::PrintToString(state, &text)) {
     return absl::InternalError("cannot print the checkpoint state");
   }
-  RETURN_IF_ERROR(io::CreateDirectories(dir));
-  return io::WriteFileAtomically(JoinPath(dir, latest_filename), text);
+  RETURN_IF_ERROR(io::CreateDirectories(dir, env));
+  return io::WriteFileAtomically(JoinPath(dir, latest_filename), text, env);
 }
 
 std::optional<std::string> LatestCheckpoint(const std::string& dir,
-                                            const std::string& latest_filename) {
-  absl::StatusOr<std::optional<CheckpointState>> state = GetCheckpointState(dir, latest_filename);
+                                            const std::string& latest_filename, io::Env* env) {
+  absl::StatusOr<std::optional<CheckpointState>> state =
+      GetCheckpointState(dir, latest_filename, env);
   if (!state.ok() || !state->has_value()) return std::nullopt;
   const std::string& prefix = (*state)->model_checkpoint_path();
-  if (!CheckpointExists(prefix)) return std::nullopt;
+  if (!CheckpointExists(prefix, env)) return std::nullopt;
   return prefix;
 }
 

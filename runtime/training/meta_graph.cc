@@ -16,8 +16,8 @@ std::string MetaGraphFilename(const std::string& prefix) {
   return std::regex_replace(prefix, kShardSuffix, "") + ".meta";
 }
 
-absl::StatusOr<MetaGraphDef> ReadMetaGraph(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string bytes, io::ReadFileToString(path));
+absl::StatusOr<MetaGraphDef> ReadMetaGraph(const std::string& path, io::Env* env) {
+  ASSIGN_OR_RETURN(const std::string bytes, io::ReadFileToString(path, env));
   MetaGraphDef meta;
   // A SavedModel starts with its schema version (field 1, a varint); a
   // MetaGraphDef with its meta_info_def (field 1, length-delimited).
@@ -40,12 +40,12 @@ absl::StatusOr<MetaGraphDef> ReadMetaGraph(const std::string& path) {
       bytes.size(), std::string(text.message())));
 }
 
-absl::Status WriteMetaGraph(const std::string& path, const MetaGraphDef& meta) {
+absl::Status WriteMetaGraph(const std::string& path, const MetaGraphDef& meta, io::Env* env) {
   std::string bytes;
   if (!meta.SerializeToString(&bytes)) {
     return absl::InternalError(absl::StrFormat("cannot serialize the meta graph for '%s'", path));
   }
-  return io::WriteFileAtomically(path, bytes);
+  return io::WriteFileAtomically(path, bytes, env);
 }
 
 MetaGraphDef MakeMetaGraph(const GraphDef& graph, const SaverDef* saver) {

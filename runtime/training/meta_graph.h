@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "graph/proto/graph.pb.h"
 #include "graph/proto/meta_graph.pb.h"
+#include "io/env.h"
 
 namespace rill {
 
@@ -20,10 +21,12 @@ std::string MetaGraphFilename(const std::string& prefix);
 // Reads a MetaGraphDef in binary or text format, or the first meta graph
 // of a SavedModel (saved_model.pb). Errors name the file and, for binary
 // input, the byte offset where parsing stopped.
-absl::StatusOr<MetaGraphDef> ReadMetaGraph(const std::string& path);
+absl::StatusOr<MetaGraphDef> ReadMetaGraph(const std::string& path,
+                                           io::Env* env = io::Env::Default());
 
-// Writes `meta` in binary, atomically.
-absl::Status WriteMetaGraph(const std::string& path, const MetaGraphDef& meta);
+// Writes `meta` in binary, atomically and durably.
+absl::Status WriteMetaGraph(const std::string& path, const MetaGraphDef& meta,
+                            io::Env* env = io::Env::Default());
 
 // A MetaGraphDef of `graph` with `saver` (may be null), its op list
 // stripped to the ops the graph uses.

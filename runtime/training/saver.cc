@@ -239,23 +239,71 @@ absl::StatusOr<std::string> Saver::Save(Session& session, const std::string& sav
   }
   const std::string prefix = CheckpointPrefix(save_path, global_step);
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(session
-                      .Run({{def_.filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
-                           {def_.save_tensor_name()}, {})
-                      .status());
+  // The save is done when the state file names it: every file it names is
+  // synced, renamed into place and its directory synced before. An error
+  // before then leaves the state as it was, so that a save that failed is
+  // never taken for one that did. A failed save's files are removed when
+  // there was no checkpoint at the prefix before: they are nothing else's.
+  const bool fresh_prefix = !CheckpointExists(prefix);
+  const auto failed = [&](absl::Status status) {
+    if (fresh_prefix) DeleteCheckpoint(prefix).IgnoreError();
+    return status;
+  };
+  if (absl::Status saved =
+          session
+              .Run({{def_.filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
+                   {def_.save_tensor_name()}, {})
+              .status();
+      !saved.ok()) {
+    return failed(std::move(saved));
+  }
   if (meta_graph != nullptr) {
     MetaGraphDef meta = *meta_graph;
     *meta.mutable_saver_def() = def_;
-    RETURN_IF_ERROR(WriteMetaGraph(MetaGraphFilename(prefix), meta));
+    if (absl::Status written = WriteMetaGraph(MetaGraphFilename(prefix), meta); !written.ok()) {
+      return failed(std::move(written));
+    }
   }
+  const std::string dir = io::Dirname(prefix);
+  const std::string state_path = CheckpointStatePath(dir, options_.latest_filename);
+  std::optional<std::string> previous_state;
+  if (io::FileExists(state_path)) {
+    absl::StatusOr<std::string> read = io::ReadFileToString(state_path);
+    if (!read.ok()) return failed(read.status());
+    previous_state = *std::move(read);
+  }
+  const auto last_checkpoints = last_checkpoints_;
+  const auto retired = retired_;
+  const double next_keep_time = next_keep_time_;
   RecordAndRetire(prefix);
   std::vector<std::string> kept;
   for (const auto& [path, time] : last_checkpoints_) kept.push_back(path);
-  RETURN_IF_ERROR(UpdateCheckpointState(io::Dirname(prefix), prefix, std::move(kept),
-                                        options_.latest_filename));
-  // Only now, with the state file no longer naming them, old checkpoints go.
-  for (const std::string& old : retired_) RETURN_IF_ERROR(DeleteCheckpoint(old));
-  retired_.clear();
+  if (absl::Status updated =
+          UpdateCheckpointState(dir, prefix, std::move(kept), options_.latest_filename);
+      !updated.ok()) {
+    last_checkpoints_ = last_checkpoints;
+    retired_ = retired;
+    next_keep_time_ = next_keep_time;
+    // The new state may be in place already (its directory sync failed):
+    // the old one goes back, and only then may the new files go.
+    absl::Status restored;
+    if (previous_state.has_value()) {
+      restored = io::WriteFileAtomically(state_path, *previous_state);
+    } else if (io::FileExists(state_path)) {
+      restored = io::DeleteFile(state_path);
+      if (restored.ok()) restored = io::Env::Default()->SyncDir(dir);
+    }
+    if (!restored.ok()) return updated;
+    return failed(std::move(updated));
+  }
+  // Only now, with the state file no longer naming them, old checkpoints
+  // go. The save itself succeeded: one that cannot be deleted now is
+  // tried again after the next save.
+  std::vector<std::string> undeleted;
+  for (const std::string& old : retired_) {
+    if (!DeleteCheckpoint(old).ok()) undeleted.push_back(old);
+  }
+  retired_ = std::move(undeleted);
   return prefix;
 }
 

@@ -78,7 +78,15 @@ class Saver {
   // Saves to `save_path` ("-<global_step>" appended when given) and returns
   // the prefix. Then writes `meta_graph` (when given) beside it as
   // <prefix>.meta, lists the prefix in the state file of its directory
-  // and deletes what max_to_keep no longer keeps.
+  // and deletes what max_to_keep no longer keeps (one that cannot be
+  // deleted is tried again after the next save).
+  // After OK the checkpoint and the state naming it survive a crash. After
+  // an error the state file names what it named before, and the new files
+  // are removed when no checkpoint was at the prefix before (best effort).
+  // Saving again to a listed prefix replaces that checkpoint: a failure
+  // midway loses it (its index goes first: it is never read half new).
+  // Files go through io::Env::Default(), as the SaveV2 and RestoreV2
+  // kernels' files do.
   absl::StatusOr<std::string> Save(Session& session, const std::string& save_path,
                                    std::optional<int64_t> global_step = std::nullopt,
                                    const MetaGraphDef* meta_graph = nullptr);

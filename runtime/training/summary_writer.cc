@@ -36,19 +36,22 @@ Event EventAt(int64_t step) {
 
 absl::StatusOr<std::unique_ptr<SummaryWriter>> SummaryWriter::Create(const std::string& logdir,
                                                                      SummaryWriterOptions options) {
-  RETURN_IF_ERROR(io::CreateDirectories(logdir));
+  RETURN_IF_ERROR(io::CreateDirectories(logdir, options.env));
   const int64_t now = absl::ToUnixSeconds(absl::Now());
   const std::string path =
       absl::StrFormat("%s%sevents.out.tfevents.%010d.%s%s", logdir,
                       logdir.ends_with('/') ? "" : "/", now, Hostname(), options.filename_suffix);
   ASSIGN_OR_RETURN(std::unique_ptr<RecordWriter> writer,
-                   RecordWriter::Open(path, io::WriteMode::kCreateNew));
+                   RecordWriter::Open(path, io::WriteMode::kCreateNew, options.env));
   // TensorBoard reads the version first; it is on disk before any event.
   Event version;
   version.set_wall_time(static_cast<double>(now));
   version.set_file_version(kFileVersion);
   RETURN_IF_ERROR(writer->WriteRecord(version.SerializeAsString()));
   RETURN_IF_ERROR(writer->Flush());
+  // The file's name is durable too, so that what a Flush syncs later is
+  // found after a crash.
+  RETURN_IF_ERROR(options.env->SyncDir(logdir));
   return std::unique_ptr<SummaryWriter>(new SummaryWriter(path, std::move(writer), options));
 }
 

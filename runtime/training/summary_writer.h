@@ -31,6 +31,9 @@ struct SummaryWriterOptions {
   absl::Duration flush_interval = absl::Seconds(120);
   // Appended to the file name (TensorFlow's filename_suffix).
   std::string filename_suffix;
+  // The directory and the event file are made and written through it; it
+  // must outlive the writer.
+  io::Env* env = io::Env::Default();
 };
 
 // Events reach the file in the order they were queued (for one thread,
@@ -43,8 +46,9 @@ class SummaryWriter {
  public:
   // Creates `logdir` if missing and, in it, the file
   //   events.out.tfevents.<unix seconds, %010lld>.<gethostname()><suffix>
-  // whose first record, synced before this returns, is Event{wall_time: now
-  // in whole seconds, file_version: "brain.Event:2"}. ALREADY_EXISTS when
+  // whose first record, synced (with the file's name) before this returns,
+  // is Event{wall_time: now in whole seconds, file_version:
+  // "brain.Event:2"}. ALREADY_EXISTS when
   // another writer made that file in the same second (give one of them a
   // filename_suffix): an event file is never appended to or overwritten.
   static absl::StatusOr<std::unique_ptr<SummaryWriter>> Create(const std::string& logdir,

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "io/fault_injection_env.h"
 #include "io/histogram.h"
 #include "io/record_reader.h"
 #include "tests/test_util.h"
@@ -281,6 +282,47 @@ TEST(SummaryWriter, ErrorsNameTheFile) {
   }
   EXPECT_THAT(SummaryWriter::Create(dir),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr(dir + "/events.out.tfevents.")));
+}
+
+// What Flush reported written survives a crash of the machine: the event
+// file's bytes and its name (its directory is synced when it is made).
+TEST(SummaryWriter, FlushedEventsSurviveACrash) {
+  io::FaultInjectionEnv env(io::Env::Posix());
+  SummaryWriterOptions options = NeverByTimer();
+  options.env = &env;
+  const std::string logdir = MakeTempDir() + "/run";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SummaryWriter> writer,
+                       SummaryWriter::Create(logdir, options));
+  const std::string path = writer->path();
+  ASSERT_OK(writer->AddScalar("loss", 1, 1));
+  ASSERT_OK(writer->Flush());
+  ASSERT_OK(writer->AddScalar("loss", 2, 2));
+  env.CrashBeforeNthOp(1);
+  EXPECT_THAT(writer->Close(), StatusIs(absl::StatusCode::kUnavailable, HasSubstr(path)));
+  writer.reset();
+  ASSERT_OK(env.SimulateCrash());
+  const std::vector<Event> events = ReadEvents(path);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].step(), 1);
+}
+
+// A failed write or fsync is returned by that call and every later one,
+// naming the file.
+TEST(SummaryWriter, AFailedWriteOrSyncIsReportedNamingTheFile) {
+  for (const io::FileOp op : {io::FileOp::kWrite, io::FileOp::kSync}) {
+    io::FaultInjectionEnv env(io::Env::Posix());
+    SummaryWriterOptions options = NeverByTimer();
+    options.env = &env;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<SummaryWriter> writer,
+                         SummaryWriter::Create(MakeTempDir(), options));
+    env.FailNth(op, 1);
+    ASSERT_OK(writer->AddScalar("loss", 1, 1));
+    EXPECT_THAT(writer->Flush(), StatusIs(absl::StatusCode::kInternal, HasSubstr(writer->path())))
+        << io::FileOpName(op);
+    EXPECT_THAT(writer->AddScalar("loss", 2, 2),
+                StatusIs(absl::StatusCode::kInternal, HasSubstr(writer->path())));
+    EXPECT_THAT(writer->Close(), StatusIs(absl::StatusCode::kInternal, HasSubstr(writer->path())));
+  }
 }
 
 }  // namespace
