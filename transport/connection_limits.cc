@@ -28,7 +28,7 @@ ConnectionLimitOptions Resolve(ConnectionLimitOptions options) {
 }  // namespace
 
 ServerLoad::ServerLoad(const ConnectionLimitOptions& options, int port, LogSink* log)
-    : options_(Resolve(options)), port_(port), log_(OrDefault(log)) {}
+    : options_(Resolve(options)), port_(port), log_(log) {}
 
 std::shared_ptr<ServerLoad> ServerLoad::Create(const ConnectionLimitOptions& options, int port,
                                                LogSink* log) {
@@ -105,7 +105,7 @@ absl::Status ConnectionLoad::CheckBytes(int64_t message, int64_t more) {
     ++server_->refused_;
     if (!server_->over_) {
       server_->over_ = true;
-      server_->log_->Log(
+      server_->log_.Log(
           "rpc server :%d: holds %d bytes for its connections, near its limit of %d "
           "(max_buffered_bytes): refusing the messages that would pass it",
           server_->port_, server_->buffered_, limits.max_buffered_bytes);
@@ -134,7 +134,7 @@ ConnectionLoad::Admission ConnectionLoad::AdmitCall(Ticket message) {
   ++refused_;
   if (!over_) {
     over_ = true;
-    server_->log_->Log(
+    server_->log_.Log(
         "rpc server :%d: connection %s holds %d calls (%d bytes) whose replies it has "
         "not read; limit %d calls: refusing its calls until it reads them",
         server_->port_, name_, calls_, bytes_, limits.max_calls_per_connection);
@@ -155,6 +155,16 @@ ConnectionLoad::Admission ConnectionLoad::AdmitCall(Ticket message) {
   server_->buffered_ -= message.bytes_;
   message.load_ = nullptr;
   return admission;
+}
+
+ConnectionLoad::Ticket ConnectionLoad::TakeRefusal() {
+  Ticket ticket;
+  absl::MutexLock lock(&server_->mu_);
+  if (refusals_ >= kMaxQueuedRefusals) return ticket;
+  ++refusals_;
+  ticket.load_ = shared_from_this();
+  ticket.refusal_ = true;
+  return ticket;
 }
 
 int64_t ConnectionLoad::calls() {
@@ -180,13 +190,13 @@ void ConnectionLoad::Release(Ticket& ticket) {
   ticket.bytes_ = 0;
   if (over_ && calls_ < server.options_.max_calls_per_connection) {
     over_ = false;
-    server.log_->Log("rpc server :%d: connection %s is under its limits again (%d calls refused)",
+    server.log_.Log("rpc server :%d: connection %s is under its limits again (%d calls refused)",
                      server.port_, name_, refused_);
     refused_ = 0;
   }
   if (server.over_ && server.buffered_ <= server.options_.max_buffered_bytes / 2) {
     server.over_ = false;
-    server.log_->Log(
+    server.log_.Log(
         "rpc server :%d: holds %d bytes for its connections, under half its limit "
         "again (%d messages refused)",
         server.port_, server.buffered_, server.refused_);

@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "graph/log_sink.h"
+#include "transport/rate_limited_log.h"
 
 namespace rill {
 
@@ -37,10 +38,24 @@ struct ConnectionLimitOptions {
   // takes the place of the one idle longest (past idle_timeout); without
   // one, its calls are refused until a place frees.
   int max_connections = 1024;
-  // A handshake or a message that stalls this long ends its connection;
-  // a connection that holds no call and has sent nothing this long gives
-  // its place to a new one when all are taken.
+  // A handshake or a message that stalls this long ends its connection,
+  // and so does output its peer has not read for this long; a connection
+  // that holds no call and has sent nothing this long gives its place to
+  // a new one when all are taken.
   absl::Duration idle_timeout = absl::Seconds(10);
+  // A handshake ends within this, however slowly its peer trickles bytes.
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  // Tensors one message's header may declare, and dimensions one of its
+  // shapes may have (TensorFlow's shapes have at most 254): each is a
+  // parsed object the server would hold, for two bytes on the wire.
+  int64_t max_tensors_per_message = int64_t{1} << 16;
+  int max_tensor_dims = 254;
+  // Bytes queued for one connection (replies, refusals, PONGs) past which
+  // its requests are not read until it reads its replies.
+  int64_t max_output_bytes = int64_t{4} << 20;
+  // CURVE handshakes one source address may start a second (twice as many
+  // at once); each costs public-key crypto. 0: no limit.
+  int handshakes_per_source = 100;
 };
 
 // Messages of at most this many bytes may use the whole byte budget.
@@ -65,7 +80,8 @@ class ServerLoad : public std::enable_shared_from_this<ServerLoad> {
   // The limits in force (defaults resolved).
   const ConnectionLimitOptions& options() const { return options_; }
   int port() const { return port_; }
-  LogSink* log() const { return log_; }
+  // Every line a peer can cause goes through it.
+  RateLimitedLog& log() { return log_; }
   // Bytes held for all connections now.
   int64_t buffered();
 
@@ -75,7 +91,7 @@ class ServerLoad : public std::enable_shared_from_this<ServerLoad> {
 
   const ConnectionLimitOptions options_;
   const int port_;
-  LogSink* const log_;
+  RateLimitedLog log_;
   absl::Mutex mu_;  // Guards every count, this server's and its connections'.
   int64_t buffered_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;  // Since the budget last tripped.
@@ -125,6 +141,12 @@ class ConnectionLoad : public std::enable_shared_from_this<ConnectionLoad> {
     absl::Status refusal;
   };
   Admission AdmitCall(Ticket message);
+  // The place of a refusal reply to a message the reader refused; none
+  // (the message is dropped unanswered) when kMaxQueuedRefusals of them
+  // are not yet written.
+  Ticket TakeRefusal();
+
+  const ConnectionLimitOptions& limits() const { return server_->options_; }
 
   // Calls and bytes held now.
   int64_t calls();

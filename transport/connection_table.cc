@@ -1,8 +1,10 @@
 #include "transport/connection_table.h"
 
+#include <malloc.h>
 #include <sys/ioctl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -12,9 +14,9 @@
 namespace rill {
 namespace {
 
-// Connections closed for what they sent, logged per second before the
-// rest are only counted.
-constexpr int kLoggedClosesPerSecond = 20;
+// A connection that had this much output queued leaves freed memory that
+// the allocator keeps unless asked to give it back.
+constexpr int64_t kTrimAfterBytes = int64_t{64} << 20;
 
 }  // namespace
 
@@ -48,7 +50,7 @@ void ConnectionTable::Add(std::shared_ptr<ServerConnection> added) {
 // keys never gets past it), then of those that hold no call and have sent
 // nothing for a while, the one idle longest: after a second when it never
 // sent a request, after idle_timeout when it did.
-ServerConnection* ConnectionTable::PlaceToFree(absl::Time now) {
+ServerConnection* ConnectionTable::PlaceToFree(absl::Time now, absl::Duration grace) {
   const absl::Duration timeout = limits_.idle_timeout;
   const absl::Duration unused = std::min(timeout, absl::Seconds(1));
   ServerConnection* handshaking = nullptr;
@@ -57,7 +59,7 @@ ServerConnection* ConnectionTable::PlaceToFree(absl::Time now) {
     ServerConnection& c = *connection;
     if (c.over_cap()) continue;
     if (!c.handshake_done()) {
-      if (now - c.opened() >= kHandshakeGrace &&
+      if (now - c.opened() >= grace &&
           (handshaking == nullptr || c.opened() < handshaking->opened())) {
         handshaking = &c;
       }
@@ -72,6 +74,15 @@ ServerConnection* ConnectionTable::PlaceToFree(absl::Time now) {
   return handshaking != nullptr ? handshaking : idle;
 }
 
+ServerConnection* ConnectionTable::OldestInHandshake() {
+  ServerConnection* oldest = nullptr;
+  for (auto& [id, connection] : connections_) {
+    if (connection->handshake_done()) continue;
+    if (oldest == nullptr || connection->opened() < oldest->opened()) oldest = connection.get();
+  }
+  return oldest;
+}
+
 void ConnectionTable::GiveUpPlace(ServerConnection& idle) {
   log_->Log(
       "rpc server :%d: connection %s gives its place to a new one: %s for %s "
@@ -81,27 +92,35 @@ void ConnectionTable::GiveUpPlace(ServerConnection& idle) {
   Close(idle.id());
 }
 
+void ConnectionTable::HandshakeDone(uint64_t id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end() || !it->second->over_cap()) return;
+  ServerConnection* victim = PlaceToFree(absl::Now(), absl::ZeroDuration());
+  if (victim == nullptr || victim->handshake_done()) return;
+  // First in line for the place freed.
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), id), waiting_.end());
+  waiting_.push_front(id);
+  GiveUpPlace(*victim);
+}
+
+bool ConnectionTable::CloseOneInHandshake(int error) {
+  ServerConnection* oldest = OldestInHandshake();
+  if (oldest == nullptr) return false;
+  log_->Log("rpc server :%d: closed connection %s, in its handshake for %s, to accept a new one "
+            "(%s)",
+            port_, oldest->name(), absl::FormatDuration(absl::Now() - oldest->opened()),
+            std::strerror(error));
+  Close(oldest->id());
+  return true;
+}
+
 void ConnectionTable::Drop(uint64_t id, const absl::Status& why) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   if (!absl::IsCancelled(why)) {
     ++dropped_;
-    const absl::Time second = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
-    if (second != log_second_) {
-      if (unlogged_ > 0) {
-        log_->Log("rpc server :%d: %d more connections closed in the last second", port_,
-                  unlogged_);
-      }
-      log_second_ = second;
-      logged_this_second_ = 0;
-      unlogged_ = 0;
-    }
-    if (logged_this_second_++ < kLoggedClosesPerSecond) {
-      log_->Log("rpc server :%d: closed connection %s (%d so far): %s", port_, it->second->name(),
-                dropped_, why.message());
-    } else {
-      ++unlogged_;
-    }
+    log_->Log("rpc server :%d: closed connection %s (%d so far): %s", port_, it->second->name(),
+              dropped_, why.message());
   }
   Close(id);
 }
@@ -117,6 +136,15 @@ void ConnectionTable::Close(uint64_t id) {
     waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), id), waiting_.end());
   } else {
     --served_;
+  }
+  // What a peer that never read made the server queue was freed with the
+  // connection; the allocator keeps freed small blocks unless asked (at
+  // most once a second).
+  const absl::Time now = absl::Now();
+  if (connection->peak_output_bytes() >= kTrimAfterBytes && now - last_trim_ >= absl::Seconds(1)) {
+    connection.reset();
+    malloc_trim(0);
+    last_trim_ = now;
   }
   PromoteWaiting();
 }
@@ -140,11 +168,21 @@ void ConnectionTable::Check(absl::Time now) {
   const absl::Duration limit = limits_.idle_timeout;
   std::vector<std::pair<uint64_t, absl::Status>> stalled;
   for (auto& [id, connection] : connections_) {
-    if (!connection->mid_message() || now - connection->last_input() < limit) continue;
-    stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
-                                 "%s stalled for %s (idle_timeout)",
-                                 connection->handshake_done() ? "a message" : "the handshake",
-                                 absl::FormatDuration(now - connection->last_input()))));
+    ServerConnection& c = *connection;
+    if (!c.handshake_done() && now - c.opened() >= limits_.handshake_timeout) {
+      stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
+                                   "the handshake took more than %s (handshake_timeout)",
+                                   absl::FormatDuration(limits_.handshake_timeout))));
+    } else if (c.mid_message() && now - c.last_input() >= limit) {
+      stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
+                                   "%s stalled for %s (idle_timeout)",
+                                   c.handshake_done() ? "a message" : "the handshake",
+                                   absl::FormatDuration(now - c.last_input()))));
+    } else if (const absl::Time since = c.output_stalled_since(); now - since >= limit) {
+      stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
+                                   "its peer has read none of its replies for %s (idle_timeout)",
+                                   absl::FormatDuration(now - since))));
+    }
   }
   for (auto& [id, why] : stalled) Drop(id, why);
   while (!waiting_.empty()) {
@@ -153,9 +191,6 @@ void ConnectionTable::Check(absl::Time now) {
     GiveUpPlace(*victim);
   }
 }
-
-// What `_hello` tells a connection: this machine's id and ipc endpoint
-// only to a peer on this machine, which may use them.
 
 std::shared_ptr<ServerConnection> ConnectionTable::Find(uint64_t id) const {
   auto it = connections_.find(id);

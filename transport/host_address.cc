@@ -38,6 +38,20 @@ absl::Status ResolveError(const std::string& host, int code) {
 
 }  // namespace
 
+bool IsLoopbackHost(const std::string& host_port) {
+  std::string_view host = host_port;
+  if (host.starts_with('[')) {
+    host = host.substr(1, host.find(']') == std::string_view::npos ? 0 : host.find(']') - 1);
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    host = host.substr(0, colon);
+  }
+  in_addr v4{};
+  if (inet_pton(AF_INET, std::string(host).c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  return host == "::1" || host == "localhost";
+}
+
 absl::StatusOr<std::string> BindableHost(const std::string& host) {
   if (host == "localhost") return std::string("127.0.0.1");
   if (host == "*" || host.starts_with('[') || IsIpv4Address(host)) return host;

@@ -19,6 +19,10 @@ namespace rill {
 // (RFC 6761, 6.4).
 absl::StatusOr<std::string> BindableHost(const std::string& host);
 
+// Whether `host_port` ("127.0.0.1:2222", "[::1]:0", "localhost:80") binds
+// only loopback, where no one off this machine can reach it.
+bool IsLoopbackHost(const std::string& host_port);
+
 }  // namespace rill
 
 #endif  // RILL_TRANSPORT_HOST_ADDRESS_H_

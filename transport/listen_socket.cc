@@ -4,10 +4,13 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -41,12 +44,23 @@ PeerName NamePeer(const sockaddr_storage& peer,
   const socklen_t size = peer.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
   if (getnameinfo(reinterpret_cast<const sockaddr*>(&peer), size, host, sizeof(host), port,
                   sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-    return {"?", false};
+    return {"?", false, "?"};
   }
   const std::string h = host;
   return {peer.ss_family == AF_INET6 ? absl::StrFormat("[%s]:%s", h, port)
                                      : absl::StrFormat("%s:%s", h, port),
-          h.starts_with("127.") || h == "::1" || local_addresses.contains(h)};
+          h.starts_with("127.") || h == "::1" || local_addresses.contains(h), h};
+}
+
+int RaiseFileLimit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0) return 1024;
+  if (files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_NOFILE, &files);
+  }
+  return static_cast<int>(std::min<rlim_t>(files.rlim_cur, INT_MAX / 2));
 }
 
 int BoundPort(int fd) {

@@ -21,12 +21,18 @@ absl::StatusOr<int> ListenIpc(const std::string& path);
 // The port a listening socket got.
 int BoundPort(int fd);
 
+// Raises this process's soft limit of open files to its hard limit (the
+// default soft limit, 1,024, would cap a server's connections) and
+// returns the limit in force.
+int RaiseFileLimit();
+
 // The addresses of this machine's interfaces ("127.0.0.1", "::1").
 absl::flat_hash_set<std::string> LocalAddresses();
 
 struct PeerName {
   std::string address;  // "HOST:PORT" ("[HOST]:PORT" for IPv6).
   bool local = false;   // On this machine: loopback or one of `local_addresses`.
+  std::string host;     // The address alone: what a source's budget is kept by.
 };
 PeerName NamePeer(const sockaddr_storage& peer,
                   const absl::flat_hash_set<std::string>& local_addresses);

@@ -53,6 +53,9 @@ struct RpcServerOptions {
   // With keys, every endpoint speaks CURVE: only clients whose public key
   // is authorized get in, and everything is encrypted.
   std::shared_ptr<const CurveKeys> curve;
+  // Without keys a server binds only loopback addresses unless the network
+  // is trusted: anyone who reaches the port could do what any client can.
+  bool insecure = false;
   // What connections may make the server hold, and how many may be open.
   ConnectionLimitOptions limits;
   // Where limits that trip are logged; null: stderr.

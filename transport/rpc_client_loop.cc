@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
+#include "transport/listen_socket.h"
 
 namespace rill::rpc_internal {
 
@@ -57,14 +58,8 @@ absl::StatusOr<ClientLoop*> ClientLoop::Get() {
 }
 
 absl::Status ClientLoop::Init() {
-  rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-    getrlimit(RLIMIT_NOFILE, &files);
-  }
   // ZeroMQ's own cap (1023 sockets) would come first otherwise.
-  const int sockets = static_cast<int>(std::clamp<rlim_t>(files.rlim_cur, 1024, INT_MAX / 2));
+  const int sockets = std::max(RaiseFileLimit(), 1024);
   zmq_ctx_set(context_.handle(), ZMQ_MAX_SOCKETS, sockets);
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) {

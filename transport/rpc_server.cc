@@ -28,6 +28,9 @@
 #include "graph/status_macros.h"
 #include "transport/connection_limits.h"
 #include "transport/connection_table.h"
+#include "transport/handshake_budget.h"
+#include "transport/host_address.h"
+#include "transport/rate_limited_log.h"
 #include "transport/ipc_directory.h"
 #include "transport/listen_socket.h"
 #include "transport/rpc.h"
@@ -94,15 +97,17 @@ class RpcServer::Impl {
     events_.message = [this](uint64_t id, zmtp::ReceivedMessage message) {
       OnMessage(id, std::move(message));
     };
-    events_.refused = [this](uint64_t id, const RpcHeader& header, absl::Status why) {
+    events_.refused = [this](uint64_t id, const RpcHeader& header, absl::Status why,
+                             ConnectionLoad::Ticket ticket) {
       if (std::shared_ptr<ServerConnection> connection = connections_->Find(id)) {
         ReleaseSharedTensors(header, connection->shm_peer());
       }
-      Reply(id, header, why, {}, ConnectionLoad::Ticket());
+      if (ticket) Reply(id, header, why, {}, std::move(ticket));
     };
-    events_.want_output = [this](uint64_t id, int fd, bool wanted) {
+    events_.handshake_done = [this](uint64_t id) { connections_->HandshakeDone(id); };
+    events_.watch = [this](uint64_t id, int fd, bool input, bool output) {
       epoll_event event{};
-      event.events = EPOLLIN | (wanted ? EPOLLOUT : 0u);
+      event.events = (input ? EPOLLIN : 0u) | (output ? EPOLLOUT : 0u);
       event.data.u64 = id;
       epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event);
     };
@@ -133,6 +138,25 @@ class RpcServer::Impl {
     }
     if (options_.curve != nullptr) {
       ASSIGN_OR_RETURN(curve_, zmtp::CurveServerKeys::FromZ85(*options_.curve));
+    } else if (!options_.insecure && !IsLoopbackHost(address.substr(6))) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "refusing to serve %s without CURVE keys: anyone who reaches it could read and change "
+          "every variable and read every tensor on the wire. Give the cluster keys "
+          "(--curve_keys DIR, made by `rill keygen`), or say the network is trusted (--insecure)",
+          address));
+    }
+    LimitProtobufLogs();
+    limits_ = options_.limits;
+    const int file_limit = rpc_internal::RaiseFileLimit();
+    // Descriptors beyond the connections: listeners, epoll, this process's
+    // own clients, files.
+    constexpr int kReservedFiles = 256;
+    if (limits_.max_connections > file_limit - kReservedFiles) {
+      limits_.max_connections = std::max(1, file_limit - kReservedFiles);
+      log_->Log(
+          "rpc server: serving at most %d connections at once, not %d: this process may open %d "
+          "files (ulimit -n)",
+          limits_.max_connections, options_.limits.max_connections, file_limit);
     }
     ASSIGN_OR_RETURN(wakeup_, Wakeup::Create());
     epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -142,8 +166,8 @@ class RpcServer::Impl {
     }
     ASSIGN_OR_RETURN(tcp_fd_, rpc_internal::ListenTcp(address.substr(6)));
     port_ = rpc_internal::BoundPort(tcp_fd_);
-    load_ = ServerLoad::Create(options_.limits, port_, log_);
-    connections_.emplace(load_->options(), port_, log_, [this](const ServerConnection& closing) {
+    load_ = ServerLoad::Create(limits_, port_, log_);
+    connections_.emplace(load_, [this](const ServerConnection& closing) {
       epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, closing.fd(), nullptr);
       Closed(closing.id());
     });
@@ -246,7 +270,8 @@ class RpcServer::Impl {
       }
       for (uint64_t id : ready) {
         std::shared_ptr<ServerConnection> connection = connections_->Find(id);
-        if (connection == nullptr) continue;
+        // One whose output is over its cap is read once its peer reads.
+        if (connection == nullptr || connection->reading_paused()) continue;
         bool again = false;
         absl::Status status = connection->Read(kReadBudget, &again);
         if (!status.ok()) {
@@ -257,7 +282,8 @@ class RpcServer::Impl {
       }
       if (absl::Now() >= next_check) {
         connections_->Check(absl::Now());
-        next_check = absl::Now() + std::clamp(options_.limits.idle_timeout / 4,
+        next_check = absl::Now() + std::clamp(std::min(limits_.idle_timeout,
+                                                       limits_.handshake_timeout) / 4,
                                               absl::Milliseconds(50), absl::Seconds(1));
       }
       if (accept_paused_ && absl::Now() >= accept_resume_) {
@@ -278,12 +304,15 @@ class RpcServer::Impl {
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-          // Out of descriptors: stop listening for a moment rather than
-          // spin on a connection that cannot be taken.
-          log_->Log(
+          // Out of descriptors: a connection that has not finished its
+          // handshake makes room; without one, stop listening for a moment
+          // rather than spin on a connection that cannot be taken.
+          const int error = errno;
+          if (connections_->CloseOneInHandshake(error)) continue;
+          load_->log().Log(
               "rpc server :%d: cannot accept a connection (%s, %d open): pausing new "
               "connections for 100 ms",
-              port_, std::strerror(errno), static_cast<int>(connections_->size()));
+              port_, std::strerror(error), static_cast<int>(connections_->size()));
           epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, tcp_fd_, nullptr);
           if (ipc_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, ipc_fd_, nullptr);
           accept_paused_ = true;
@@ -291,7 +320,7 @@ class RpcServer::Impl {
         }
         return;
       }
-      rpc_internal::PeerName peer{"ipc", true};
+      rpc_internal::PeerName peer{"ipc", true, "ipc"};
       // The kernel names an ipc peer's process: the one whose shared
       // memory its messages may name.
       pid_t peer_pid = 0;
@@ -306,6 +335,15 @@ class RpcServer::Impl {
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         peer = rpc_internal::NamePeer(address, local_addresses_);
+        if (curve_ != nullptr && !handshake_budget_.Take(peer.host, absl::Now())) {
+          // Its handshake would cost crypto this source has used up.
+          ::close(fd);
+          load_->log().Log(
+              "rpc server :%d: closed a connection from %s: over %d CURVE handshakes a second "
+              "from that address (handshakes_per_source)",
+              port_, peer.host, limits_.handshakes_per_source);
+          continue;
+        }
       }
       const uint64_t id = next_id_++;
       auto connection =
@@ -349,8 +387,8 @@ class RpcServer::Impl {
                    absl::ResourceExhaustedError(absl::StrFormat(
                        "the server at port %d serves at most %d connections at once and has %d "
                        "open, none idle for %s; try again when one closes",
-                       port_, options_.limits.max_connections, connections_->served(),
-                       absl::FormatDuration(options_.limits.idle_timeout))),
+                       port_, limits_.max_connections, connections_->served(),
+                       absl::FormatDuration(limits_.idle_timeout))),
                    {}, std::move(ticket));
     }
     const std::string& method = header.method();
@@ -371,7 +409,7 @@ class RpcServer::Impl {
     if (found == table->end()) {
       return Reply(id, header,
                    absl::UnimplementedError(absl::StrFormat(
-                       "unknown method '%s' on the server at port %d", method, port_)),
+                       "unknown method '%s' on the server at port %d", PeerText(method), port_)),
                    {}, std::move(ticket));
     }
     const RpcMethod* handler = &found->second;
@@ -429,6 +467,7 @@ class RpcServer::Impl {
   RpcConnectionClosed closed_;  // Set with methods_; read after served_.
   // Constant after Start.
   const RpcServerOptions options_;
+  ConnectionLimitOptions limits_;  // options_.limits, fitted to the file limit.
   LogSink* const log_;
   std::shared_ptr<const zmtp::CurveServerKeys> curve_;
   std::shared_ptr<ServerLoad> load_;
@@ -447,6 +486,7 @@ class RpcServer::Impl {
   std::optional<ConnectionTable> connections_;
   uint64_t next_id_ = kFirstConnection;
   bool accept_paused_ = false;
+  HandshakeBudget handshake_budget_{options_.limits.handshakes_per_source};
   absl::Time accept_resume_;
 
   std::atomic<bool> stopping_{false};

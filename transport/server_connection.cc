@@ -66,10 +66,29 @@ absl::Status ServerConnection::Read(size_t budget, bool* more) {
 }
 
 void ServerConnection::SendHandshake(std::string bytes) {
-  std::vector<Chunk> chunks(1);
-  chunks[0].owned = std::move(bytes);
-  Queue(std::move(chunks), ConnectionLoad::Ticket());
+  absl::MutexLock lock(&out_mu_);
+  if (closed_) return;
+  const bool was_empty = output_.empty();
+  queued_bytes_ += static_cast<int64_t>(bytes.size());
+  output_.emplace_back().owned = std::move(bytes);
+  Queued(was_empty);
 }
+
+void ServerConnection::Pong(std::string context) {
+  absl::MutexLock lock(&out_mu_);
+  // A peer that pings without reading gets one PONG, not one per PING.
+  if (closed_ || pong_queued_) return;
+  const bool was_empty = output_.empty();
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(zmtp::CommandBody("PONG", context));
+  const size_t first = output_.size();
+  Encode(frames, zmtp::kCommand);
+  for (size_t i = first; i < output_.size(); ++i) output_[i].pong = true;
+  pong_queued_ = output_.size() > first;
+  Queued(was_empty);
+}
+
+void ServerConnection::HandshakeDone() { events_->handshake_done(id_); }
 
 void ServerConnection::Message(zmtp::ReceivedMessage message) {
   ++requests_;
@@ -78,39 +97,44 @@ void ServerConnection::Message(zmtp::ReceivedMessage message) {
 
 void ServerConnection::Refused(const RpcHeader& header, absl::Status why) {
   ++requests_;
-  events_->refused(id_, header, std::move(why));
+  events_->refused(id_, header, std::move(why), load_->TakeRefusal());
 }
 
 void ServerConnection::Send(std::vector<zmq::message_t> frames, ConnectionLoad::Ticket ticket) {
   absl::MutexLock lock(&out_mu_);
   if (closed_) return;
   const bool was_empty = output_.empty();
-  const size_t first = output_.size();
   Encode(frames);
-  if (ticket && output_.size() > first) output_.back().ticket = std::move(ticket);
-  if (was_empty && WriteQueued() && !output_.empty() && !want_output_) {
-    want_output_ = true;
-    events_->want_output(id_, fd_, true);
+  // On the chunk that ends the reply, even one its frames were merged into
+  // (never one that holds another reply's ticket or a PONG).
+  if (ticket && !output_.empty() && !output_.back().ticket && !output_.back().pong) {
+    output_.back().ticket = std::move(ticket);
   }
+  Queued(was_empty);
 }
 
-void ServerConnection::Queue(std::vector<Chunk> chunks, ConnectionLoad::Ticket ticket) {
-  absl::MutexLock lock(&out_mu_);
-  if (closed_) return;
-  const bool was_empty = output_.empty();
-  for (Chunk& chunk : chunks) output_.push_back(std::move(chunk));
-  if (ticket && !output_.empty()) output_.back().ticket = std::move(ticket);
-  if (was_empty && WriteQueued() && !output_.empty() && !want_output_) {
-    want_output_ = true;
-    events_->want_output(id_, fd_, true);
-  }
+void ServerConnection::Queued(bool was_empty) {
+  if (was_empty) output_moved_ = absl::Now();
+  peak_output_bytes_ = std::max(peak_output_bytes_, queued_bytes_);
+  // Only the first writer writes; later ones queue behind it.
+  if (was_empty) WriteQueued();
+  UpdateWatch();
 }
 
-void ServerConnection::Encode(std::vector<zmq::message_t>& frames) {
+void ServerConnection::UpdateWatch() {
+  const bool input = queued_bytes_ <= load_->limits().max_output_bytes;
+  const bool output = !output_.empty();
+  if (input == watch_input_ && output == watch_output_) return;
+  watch_input_ = input;
+  watch_output_ = output;
+  events_->watch(id_, fd_, input, output);
+}
+
+void ServerConnection::Encode(std::vector<zmq::message_t>& frames, uint8_t last_flags) {
   zmtp::CurveServer* curve = reader_.curve();
   for (size_t i = 0; i < frames.size(); ++i) {
     zmq::message_t& frame = frames[i];
-    const uint8_t flags = i + 1 < frames.size() ? zmtp::kMore : 0;
+    const uint8_t flags = i + 1 < frames.size() ? zmtp::kMore : last_flags;
     uint8_t header[zmtp::kLongHeaderBytes];
     if (curve != nullptr) {
       // One MESSAGE frame per frame; its flags travel inside the box.
@@ -125,12 +149,14 @@ void ServerConnection::Encode(std::vector<zmq::message_t>& frames) {
                     frame.size());
       }
       curve->Seal(flags, out + header_bytes, frame.size());
+      queued_bytes_ += static_cast<int64_t>(chunk.owned.size());
       output_.push_back(std::move(chunk));
       continue;
     }
     const size_t header_bytes = zmtp::EncodeFrameHeader(flags, frame.size(), header);
+    queued_bytes_ += static_cast<int64_t>(header_bytes + frame.size());
     if (frame.size() < kCopyBelow && !output_.empty() && output_.back().borrowed.size() == 0 &&
-        !output_.back().ticket) {
+        !output_.back().ticket && !output_.back().pong) {
       // Beside the chunk before it, which is ours and not yet a reply's end.
       output_.back().owned.append(reinterpret_cast<const char*>(header), header_bytes);
       output_.back().owned.append(frame.data<char>(), frame.size());
@@ -166,6 +192,8 @@ bool ServerConnection::WriteQueued() {
       if (errno == EINTR) continue;
       return errno == EAGAIN || errno == EWOULDBLOCK;
     }
+    if (n > 0) output_moved_ = absl::Now();
+    queued_bytes_ -= n;
     size_t written = static_cast<size_t>(n);
     while (written > 0) {
       Chunk& front = output_.front();
@@ -175,6 +203,7 @@ bool ServerConnection::WriteQueued() {
         break;
       }
       written -= left;
+      if (front.pong) pong_queued_ = false;
       output_.pop_front();  // Gives its ticket back.
     }
   }
@@ -185,15 +214,27 @@ void ServerConnection::Flush() {
   absl::MutexLock lock(&out_mu_);
   if (closed_) return;
   WriteQueued();
-  if (output_.empty() && want_output_) {
-    want_output_ = false;
-    events_->want_output(id_, fd_, false);
-  }
+  UpdateWatch();
 }
 
 bool ServerConnection::has_output() {
   absl::MutexLock lock(&out_mu_);
   return !output_.empty();
+}
+
+absl::Time ServerConnection::output_stalled_since() {
+  absl::MutexLock lock(&out_mu_);
+  return output_.empty() ? absl::InfiniteFuture() : output_moved_;
+}
+
+bool ServerConnection::reading_paused() {
+  absl::MutexLock lock(&out_mu_);
+  return !watch_input_;
+}
+
+int64_t ServerConnection::peak_output_bytes() {
+  absl::MutexLock lock(&out_mu_);
+  return peak_output_bytes_;
 }
 
 void ServerConnection::Close() {
@@ -204,6 +245,7 @@ void ServerConnection::Close() {
     WriteQueued();
     closed_ = true;
     dropped.swap(output_);
+    queued_bytes_ = 0;
     ::close(fd_);
   }
   // The tickets go back outside the lock.

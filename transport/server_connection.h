@@ -25,13 +25,21 @@
 namespace rill {
 
 // What a connection tells its server. Called on the socket thread, except
-// want_output, which any thread that queues output may call.
+// watch, which any thread that queues or writes output may call.
 struct ConnectionEvents {
   std::function<void(uint64_t id, zmtp::ReceivedMessage message)> message;
-  std::function<void(uint64_t id, const RpcHeader& header, absl::Status why)> refused;
-  // Output is queued that the socket would not take: write it when the
-  // socket is writable (`wanted`), or stop watching (`!wanted`).
-  std::function<void(uint64_t id, int fd, bool wanted)> want_output;
+  // A message the reader refused, with the place of its refusal reply
+  // (none: it is dropped unanswered, the peer not reading its refusals).
+  std::function<void(uint64_t id, const RpcHeader& header, absl::Status why,
+                     ConnectionLoad::Ticket ticket)>
+      refused;
+  // The handshake is over.
+  std::function<void(uint64_t id)> handshake_done;
+  // What the socket should be watched for changed: `input` unless the
+  // queued output is over max_output_bytes (the peer reads first),
+  // `output` while output is queued that the socket would not take.
+  // Called under the connection's output lock.
+  std::function<void(uint64_t id, int fd, bool input, bool output)> watch;
 };
 
 // Thread safety: Send may be called from any thread; the rest only from
@@ -58,6 +66,8 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   // Queues a reply's frames, then writes what the socket takes now. The
   // ticket is given back once the last byte is written, or at Close.
   void Send(std::vector<zmq::message_t> frames, ConnectionLoad::Ticket ticket);
+  // Queues a PONG for a PING's `context`, unless one is queued already.
+  void Pong(std::string context) override;
   // Writes queued output the socket takes now (it became writable).
   void Flush();
   // Writes what the socket takes at once (an ERROR the peer should read),
@@ -75,6 +85,13 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   // Part of a message (or the handshake) has arrived and the rest has not.
   bool mid_message() const { return reader_.mid_message(); }
   bool has_output();
+  // Since when queued output has not moved (InfiniteFuture when none is
+  // queued): a peer that does not read holds no place for long.
+  absl::Time output_stalled_since();
+  // Its output is over max_output_bytes: its input waits.
+  bool reading_paused();
+  // The most output it ever had queued, in bytes.
+  int64_t peak_output_bytes();
   absl::Time opened() const { return opened_; }
   // When bytes last arrived.
   absl::Time last_input() const { return last_input_; }
@@ -90,6 +107,7 @@ class ServerConnection : private zmtp::ServerReader::Sink {
     zmq::message_t borrowed;        // A tensor's bytes, sent without a copy.
     size_t offset = 0;              // Bytes of it written.
     ConnectionLoad::Ticket ticket;  // On a reply's last chunk.
+    bool pong = false;              // Holds the one queued PONG (never merged into).
     size_t size() const { return owned.empty() ? borrowed.size() : owned.size(); }
     const char* data() const {
       return owned.empty() ? static_cast<const char*>(borrowed.data()) : owned.data();
@@ -97,16 +115,21 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   };
 
   void SendHandshake(std::string bytes) override;
-  void HandshakeDone() override {}
+  void HandshakeDone() override;
   void Message(zmtp::ReceivedMessage message) override;
   void Refused(const RpcHeader& header, absl::Status why) override;
 
-  // Appends `frames` as chunks: plain, or sealed under CURVE.
-  void Encode(std::vector<zmq::message_t>& frames) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Appends `frames` as chunks: plain, or sealed under CURVE. `flags`
+  // are the last frame's (kCommand for a PONG).
+  void Encode(std::vector<zmq::message_t>& frames, uint8_t flags = 0)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   // Writes until the queue is empty or the socket is full; false when
   // the socket failed (the reader will see it too).
   bool WriteQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
-  void Queue(std::vector<Chunk> chunks, ConnectionLoad::Ticket ticket);
+  // After output was queued (into an empty queue: `was_empty`): writes
+  // what the socket takes, and watches the socket for what it needs now.
+  void Queued(bool was_empty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  void UpdateWatch() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
 
   const uint64_t id_;
   const std::string name_;
@@ -121,7 +144,13 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   absl::Mutex out_mu_;
   bool closed_ ABSL_GUARDED_BY(out_mu_) = false;
   std::deque<Chunk> output_ ABSL_GUARDED_BY(out_mu_);
-  bool want_output_ ABSL_GUARDED_BY(out_mu_) = false;
+  int64_t queued_bytes_ ABSL_GUARDED_BY(out_mu_) = 0;  // Of output_, not yet written.
+  int64_t peak_output_bytes_ ABSL_GUARDED_BY(out_mu_) = 0;
+  absl::Time output_moved_ ABSL_GUARDED_BY(out_mu_);  // When output was queued into an empty queue, or written.
+  bool pong_queued_ ABSL_GUARDED_BY(out_mu_) = false;
+  // What the socket is watched for.
+  bool watch_input_ ABSL_GUARDED_BY(out_mu_) = true;
+  bool watch_output_ ABSL_GUARDED_BY(out_mu_) = false;
 
   // The socket thread's.
   zmtp::ServerReader reader_;

@@ -2,7 +2,9 @@
 // the attacks on rill servers, each against an RpcServer in this process.
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -308,6 +310,50 @@ TEST(RpcServerLimits, ConnectionsOverTheCapAreToldWhyAndServedOnceOneCloses) {
   }
   EXPECT_EQ(code, absl::StatusCode::kOk);
   EXPECT_THAT(log.Read(), HasSubstr("every connection is served again (1 were over the cap)"));
+}
+
+// A peer that trickled its handshake a byte at a time, each within the
+// idle timeout, kept its connection forever.
+TEST(RpcServerLimits, AHandshakeEndsAtItsDeadlineHoweverItTrickles) {
+  CapturedLog log;
+  auto server = StartServer({.handshake_timeout = absl::Seconds(1)}, log.sink());
+  ASSERT_NE(server, nullptr);
+  ASSERT_OK_AND_ASSIGN(auto trickler,
+                       RawZmtpPeer::Connect(server->port(), RawZmtpPeer::Stop::kNothingSent));
+  const std::string greeting = zmtp::ServerGreeting(zmtp::Mechanism::kNull);
+  bool closed = false;
+  for (size_t i = 0; i < greeting.size() && !closed; ++i) {
+    closed = !trickler->Send(greeting.substr(i, 1)) ||
+             trickler->ClosedWithin(absl::Milliseconds(200));
+  }
+  EXPECT_TRUE(closed || trickler->ClosedWithin(absl::Seconds(5)));
+  EXPECT_THAT(log.Read(), HasSubstr("the handshake took more than 1s (handshake_timeout)"));
+  EXPECT_OK(RealCall(server->port()));
+}
+
+// A flood of bare greetings renewed every place faster than the grace a
+// handshake gets, and a real client never got one. A connection that has
+// finished its handshake now takes the place of one that has not.
+TEST(RpcServerLimits, AFloodOfBareGreetingsDoesNotKeepARealClientOut) {
+  CapturedLog log;
+  auto server = StartServer({.max_connections = 8}, log.sink());
+  ASSERT_NE(server, nullptr);
+  std::atomic<bool> stop{false};
+  std::thread flood([&] {
+    std::deque<std::unique_ptr<RawZmtpPeer>> open;
+    // Bounded: 3,000 connections at most, 64 open at once.
+    for (int i = 0; i < 3'000 && !stop.load(std::memory_order_relaxed); ++i) {
+      absl::StatusOr<std::unique_ptr<RawZmtpPeer>> peer =
+          RawZmtpPeer::Connect(server->port(), RawZmtpPeer::Stop::kAfterGreeting);
+      if (peer.ok()) open.push_back(*std::move(peer));
+      if (open.size() > 64) open.pop_front();
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(200));
+  const absl::Status call = RealCall(server->port());
+  stop.store(true, std::memory_order_relaxed);
+  flood.join();
+  EXPECT_OK(call);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "tests/test_util.h"
 #include "transport/connection_limits.h"
 #include "transport/wire.h"
+#include "transport/zmtp/header_census.h"
 #include "transport/zmtp/protocol.h"
 #include "transport/zmtp/server_reader.h"
 
@@ -289,6 +290,142 @@ TEST_F(ReaderTest, PingIsAnsweredPong) {
   sink_.sent.clear();
   ASSERT_OK(Feed(Frame(kCommand, CommandBody("PING", std::string("\0\x0a", 2) + "ctx"))));
   EXPECT_EQ(sink_.sent, Frame(kCommand, CommandBody("PONG", "ctx")));
+}
+
+// A header that declares `tensors` TensorMeta entries without a byte of
+// content: two bytes each on the wire.
+std::string HeaderOfEmptyTensors(const std::string& method, uint64_t id, int64_t tensors) {
+  RpcHeader header;
+  header.set_method(method);
+  header.set_request_id(id);
+  std::string bytes = header.SerializeAsString();
+  bytes.reserve(bytes.size() + 2 * static_cast<size_t>(tensors));
+  for (int64_t i = 0; i < tensors; ++i) bytes.append("\x3a\x00", 2);
+  return bytes;
+}
+
+TEST(HeaderCensus, CountsWhatAParseWouldMakeAndBoundsItsMemory) {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    RpcHeader header;
+    header.set_method("RunGraph");
+    header.set_request_id(trial + 1);
+    header.set_body(std::string(random() % 100, 'b'));
+    const int tensors = static_cast<int>(random() % 40);
+    int64_t dims = 0;
+    for (int i = 0; i < tensors; ++i) {
+      TensorMeta* meta = header.add_tensors();
+      meta->set_bytes(random() % 1000);
+      const int rank = static_cast<int>(random() % 8);
+      for (int d = 0; d < rank; ++d) meta->mutable_shape()->add_dim()->set_size(random() % 5);
+      dims += rank;
+    }
+    const std::string bytes = header.SerializeAsString();
+    const HeaderCensus census = CountHeader(bytes);
+    ASSERT_TRUE(census.well_formed);
+    EXPECT_EQ(census.method, "RunGraph");
+    EXPECT_EQ(census.request_id, static_cast<uint64_t>(trial + 1));
+    EXPECT_EQ(census.tensors, tensors);
+    EXPECT_EQ(census.dims, dims);
+    RpcHeader parsed;
+    ASSERT_TRUE(parsed.ParseFromString(bytes));
+    EXPECT_LE(static_cast<int64_t>(parsed.SpaceUsedLong()),
+              static_cast<int64_t>(sizeof(RpcHeader) + bytes.size()) + census.ParsedBytes());
+  }
+  // The cheapest entries on the wire are the costliest once parsed.
+  const std::string empty = HeaderOfEmptyTensors("m", 1, 1000);
+  RpcHeader parsed;
+  ASSERT_TRUE(parsed.ParseFromString(empty));
+  EXPECT_LE(static_cast<int64_t>(parsed.SpaceUsedLong()),
+            static_cast<int64_t>(sizeof(RpcHeader)) + CountHeader(empty).ParsedBytes());
+  EXPECT_FALSE(CountHeader("\xff\xff\xff").well_formed);
+  EXPECT_FALSE(CountHeader(std::string("\x3a\x05\x00", 3)).well_formed);  // Runs past the end.
+}
+
+// Room for a header of tens of megabytes.
+class LargeReaderTest : public ReaderTest {
+ protected:
+  LargeReaderTest() : ReaderTest({.max_bytes_per_connection = 256 << 20}) {}
+};
+
+TEST_F(LargeReaderTest, AHeaderDeclaringMillionsOfTensorsIsRefusedUnparsed) {
+  ASSERT_OK(Feed(ClientHandshake()));
+  // Ten million entries, 20 MB: parsed, they would take more than a GB.
+  const std::string header = HeaderOfEmptyTensors("Push", 11, 10'000'000);
+  ASSERT_OK(Feed(Frame(0, header)));
+  ASSERT_EQ(sink_.refused.size(), 1u);
+  EXPECT_EQ(sink_.refused[0].first, "Push");
+  EXPECT_THAT(sink_.refused[0].second,
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("declares 10000000 tensors, more than the 65536 one message may "
+                                 "(max_tensors_per_message)")));
+  EXPECT_EQ(load_->bytes(), 0);
+  // With its frames: read and dropped, the connection goes on.
+  std::string frames = Frame(kMore, HeaderOfEmptyTensors("Push", 12, 100'000));
+  for (int i = 0; i < 100'000; ++i) frames += Frame(i + 1 < 100'000 ? kMore : 0, "");
+  ASSERT_OK(Feed(frames + Request("Ping", 13, {})));
+  ASSERT_EQ(sink_.refused.size(), 2u);
+  ASSERT_EQ(sink_.messages.size(), 1u);
+  EXPECT_EQ(sink_.messages[0].header.request_id(), 13u);
+}
+
+TEST_F(ReaderTest, ShapesOfTooManyDimensionsAreRefused) {
+  ASSERT_OK(Feed(ClientHandshake()));
+  RpcHeader header;
+  header.set_method("Push");
+  header.set_request_id(1);
+  TensorMeta* meta = header.add_tensors();
+  for (int d = 0; d < 300; ++d) meta->mutable_shape()->add_dim()->set_size(1);
+  meta->set_bytes(4);
+  ASSERT_OK(Feed(Frame(kMore, header.SerializeAsString()) + Frame(0, "abcd")));
+  ASSERT_EQ(sink_.refused.size(), 1u);
+  EXPECT_THAT(sink_.refused[0].second,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("a tensor of 300 dimensions, more than the 254")));
+}
+
+TEST_F(ReaderTest, RefusalsAreWordedOnceAndNamePeerTextCutAndEscaped) {
+  ASSERT_OK(Feed(ClientHandshake()));
+  // A 256 KiB method and 1,000 tensors of 2^64 - 1 bytes each: one
+  // refusal, worded once, saying the method in at most a few hundred bytes.
+  RpcHeader header;
+  header.set_method(std::string(256 << 10, '\xff'));
+  header.set_request_id(3);
+  for (int i = 0; i < 1'000; ++i) header.add_tensors()->set_bytes(UINT64_MAX);
+  ASSERT_OK(Feed(Frame(0, header.SerializeAsString())));
+  ASSERT_EQ(sink_.refused.size(), 1u);
+  const absl::Status& why = sink_.refused[0].second;
+  EXPECT_THAT(why, StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("max_tensor_bytes")));
+  EXPECT_THAT(why.message(), HasSubstr("\\xff\\xff"));
+  EXPECT_THAT(why.message(), HasSubstr("... (262144 bytes)"));
+  EXPECT_LT(why.message().size(), 1000u);
+  EXPECT_EQ(load_->bytes(), 0);
+}
+
+TEST_F(ReaderTest, AMethodOfInvalidUtf8IsDeliveredAsBytes) {
+  ASSERT_OK(Feed(ClientHandshake() + Request("\xc3\x28", 4, {})));
+  ASSERT_EQ(sink_.messages.size(), 1u);
+  EXPECT_EQ(sink_.messages[0].header.method(), "\xc3\x28");
+}
+
+TEST_F(ReaderTest, AnErrorsReasonIsItsLengthByteLongAndCut) {
+  std::string reason(65'528, 'r');
+  reason[0] = 5;  // "rrrrr": the rest is not the reason.
+  EXPECT_THAT(Feed(ServerGreeting(Mechanism::kNull) + Frame(kCommand, CommandBody("ERROR", reason))),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ERROR 'rrrrr'")));
+  Recorder sink;
+  ServerReader reader(nullptr, load_, &sink);
+  reason[0] = static_cast<char>(255);
+  const absl::Status status = FeedReader(
+      reader, ServerGreeting(Mechanism::kNull) + Frame(kCommand, CommandBody("ERROR", reason)));
+  EXPECT_THAT(status.message(), HasSubstr("... (255 bytes)"));
+  EXPECT_LT(status.message().size(), 300u);
+}
+
+TEST_F(ReaderTest, ReservedFrameFlagsEndTheConnection) {
+  ASSERT_OK(Feed(ClientHandshake()));
+  EXPECT_THAT(Feed(Frame(0x20, "x")),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("reserved bits")));
 }
 
 }  // namespace

@@ -32,12 +32,16 @@ absl::Status Malformed(std::string_view what) {
   return absl::InvalidArgumentError(absl::StrFormat("CURVE handshake: %s", what));
 }
 
-const bool kSodiumReady = sodium_init() >= 0;
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const CurveServerKeys>> CurveServerKeys::FromZ85(
     const CurveKeys& keys) {
+  // Without a working libsodium every box and key would be garbage: no
+  // CURVE server starts (sodium_init is idempotent and thread-safe).
+  if (sodium_init() < 0) {
+    return absl::FailedPreconditionError(
+        "libsodium failed to initialize (sodium_init): CURVE cannot be used");
+  }
   auto decoded = std::make_shared<CurveServerKeys>();
   const auto decode = [](const std::string& z85, std::string_view what,
                          CurveKey* out) -> absl::Status {
@@ -62,7 +66,6 @@ absl::StatusOr<std::shared_ptr<const CurveServerKeys>> CurveServerKeys::FromZ85(
 }
 
 CurveServer::CurveServer(std::shared_ptr<const CurveServerKeys> keys) : keys_(std::move(keys)) {
-  (void)kSodiumReady;
   crypto_box_keypair(short_public_.data(), short_secret_.data());
 }
 
@@ -202,7 +205,7 @@ void CurveServer::Seal(uint8_t flags, uint8_t* box, size_t size) {
   std::memcpy(box, "\x07MESSAGE", 8);
   WriteBigEndian64(nonce_, box + 8);
   const Nonce nonce = CounterNonce("CurveZMQMESSAGES", nonce_++);
-  box[32] = flags & (kMore | kCommand);
+  box[32] = ((flags & kMore) ? kBoxMore : 0) | ((flags & kCommand) ? kBoxCommand : 0);
   // In place: the MAC goes before the flags and data it covers.
   crypto_box_detached_afternm(box + 32, box + 16, box + 32, size + 1, nonce.data(), shared_.data());
 }
@@ -223,7 +226,13 @@ absl::StatusOr<uint8_t> CurveServer::Open(uint8_t* box, size_t size) {
     return absl::InvalidArgumentError("a CURVE MESSAGE does not open");
   }
   peer_nonce_ = counter;
-  return box[32];
+  const uint8_t flags = box[32];
+  if (flags & ~(kBoxMore | kBoxCommand)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a CURVE MESSAGE whose flags 0x%02x set reserved bits", flags));
+  }
+  return static_cast<uint8_t>(((flags & kBoxMore) ? kMore : 0) |
+                              ((flags & kBoxCommand) ? kCommand : 0));
 }
 
 }  // namespace rill::zmtp

@@ -59,15 +59,20 @@ class CurveServer {
   // The client's long-term public key, once Initiate succeeded (Z85).
   const std::string& client_key() const { return client_key_; }
 
-  // Seals a frame in place: `box` holds kMessageOverhead + `size` bytes,
-  // the frame's data at box + kMessageOverhead; afterwards it is the
-  // MESSAGE frame's body.
+  // Seals a frame with ZMTP `flags` (kMore, kCommand) in place: `box`
+  // holds kMessageOverhead + `size` bytes, the frame's data at box +
+  // kMessageOverhead; afterwards it is the MESSAGE frame's body.
   void Seal(uint8_t flags, uint8_t* box, size_t size);
   // Opens a MESSAGE frame's body in place; the frame's data is then at
-  // box + kMessageOverhead, and its flags are returned. INVALID_ARGUMENT
-  // for another command, a nonce that does not grow, or a box that does
-  // not open.
+  // box + kMessageOverhead, and its flags are returned as ZMTP's (kMore,
+  // kCommand). INVALID_ARGUMENT for another command, a nonce that does
+  // not grow, a box that does not open, or reserved flag bits.
   absl::StatusOr<uint8_t> Open(uint8_t* box, size_t size);
+
+  // Inside a box the flags are libzmq's message flags, not a frame
+  // header's: MORE is 0x01 and COMMAND 0x02; the other bits are reserved.
+  static constexpr uint8_t kBoxMore = 0x01;
+  static constexpr uint8_t kBoxCommand = 0x02;
 
  private:
   const std::shared_ptr<const CurveServerKeys> keys_;

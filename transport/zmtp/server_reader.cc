@@ -10,6 +10,8 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "graph/allocator.h"
 #include "graph/status_macros.h"
+#include "transport/rate_limited_log.h"
+#include "transport/zmtp/header_census.h"
 
 namespace rill::zmtp {
 namespace {
@@ -64,6 +66,10 @@ std::string CommandFrame(std::string_view body) {
 }
 
 }  // namespace
+
+void ServerReader::Sink::Pong(std::string context) {
+  SendHandshake(CommandFrame(CommandBody("PONG", context)));
+}
 
 ServerReader::ServerReader(std::shared_ptr<const CurveServerKeys> curve,
                            std::shared_ptr<ConnectionLoad> load, Sink* sink)
@@ -136,6 +142,10 @@ absl::Status ServerReader::Consume() {
     if (stage_ == Stage::kFrameHeader) {
       if (available < kShortHeaderBytes) return absl::OkStatus();
       const uint8_t flags = staged[0];
+      if (flags & ~(kMore | kLong | kCommand)) {
+        frame_start_ = offset_;
+        return Violation(absl::StrFormat("a frame whose flags 0x%02x set reserved bits", flags));
+      }
       uint64_t size = staged[1];
       size_t header_bytes = kShortHeaderBytes;
       if (flags & kLong) {
@@ -199,9 +209,11 @@ absl::Status ServerReader::OnFrameHeader(uint8_t flags, uint64_t size) {
                                          ticket.status().message()));
       }
       role_ = Role::kHeaderPrefix;
-      Refuse(absl::Status(ticket.status().code(),
-                          absl::StrFormat("a request whose header has %d bytes: %s", size,
-                                          ticket.status().message())));
+      Refuse([&] {
+        return absl::Status(ticket.status().code(),
+                            absl::StrFormat("a request whose header has %d bytes: %s", size,
+                                            ticket.status().message()));
+      });
     } else {
       ticket_ = *std::move(ticket);
     }
@@ -210,10 +222,10 @@ absl::Status ServerReader::OnFrameHeader(uint8_t flags, uint64_t size) {
     // sizes say where the message ends, and a frame that breaks them ends
     // the connection.
     const uint64_t declared = header_.tensors(static_cast<int>(next_tensor_)).bytes();
-    if (size != declared + CurveServer::kMessageOverhead) {
+    if (size < CurveServer::kMessageOverhead || size - CurveServer::kMessageOverhead != declared) {
       return Violation(absl::StrFormat(
           "CURVE frame %d of a '%s' message has %d bytes; its header declares %d bytes of data",
-          next_tensor_ + 1, header_.method(), size, declared));
+          next_tensor_ + 1, Method(), size, declared));
     }
     role_ = skipping_ ? Role::kSkipped : Role::kTensor;
   } else {
@@ -249,27 +261,30 @@ absl::Status ServerReader::OnNullFrameHeader(uint8_t flags, uint64_t size) {
     if (next_tensor_ - tensor_count() >= static_cast<size_t>(kMaxUndeclaredFrames)) {
       return Violation(absl::StrFormat(
           "more than %d frames past the %d tensors the header of a '%s' message declares",
-          kMaxUndeclaredFrames, tensor_count(), header_.method()));
+          kMaxUndeclaredFrames, tensor_count(), Method()));
     }
-    Refuse(absl::InvalidArgumentError(
-        absl::StrFormat("the header of a '%s' request declares %d tensors and more frames follow",
-                        header_.method(), tensor_count())));
+    Refuse([&] {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("the header of a '%s' request declares %d tensors and more frames follow",
+                          Method(), tensor_count()));
+    });
     return absl::OkStatus();
   }
+  // A header refused unparsed says how many frames follow, not their sizes.
+  if (!header_parsed_) return absl::OkStatus();
   const uint64_t declared = header_.tensors(static_cast<int>(next_tensor_)).bytes();
   if (size != declared) {
-    Refuse(absl::InvalidArgumentError(absl::StrFormat(
-        "frame %d (tensor %d) of a '%s' request has %d bytes; its header declares %d",
-        next_tensor_ + 1, next_tensor_, header_.method(), size, declared)));
+    Refuse([&] {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "frame %d (tensor %d) of a '%s' request has %d bytes; its header declares %d",
+          next_tensor_ + 1, next_tensor_, Method(), size, declared));
+    });
   }
   if (!skipping_) role_ = Role::kTensor;
   return absl::OkStatus();
 }
 
-void ServerReader::Refuse(absl::Status why) {
-  if (!skipping_) refusal_ = std::move(why);
-  skipping_ = true;
-}
+std::string ServerReader::Method() const { return PeerText(header_.method()); }
 
 absl::StatusOr<uint8_t> ServerReader::OpenFrame(uint8_t* body, size_t size, uint8_t flags) {
   if (curve_ == nullptr) return flags;
@@ -330,16 +345,18 @@ absl::Status ServerReader::AfterFrame(bool more) {
     const bool last = next_tensor_ == tensor_count();
     if (!skipping_ && more == last) {
       return Violation(absl::StrFormat("CURVE frame %d of a '%s' message has the wrong MORE flag",
-                                       next_tensor_, header_.method()));
+                                       next_tensor_, Method()));
     }
     if (last) FinishMessage();
     return absl::OkStatus();
   }
   if (more) return absl::OkStatus();
   if (next_tensor_ < tensor_count()) {
-    Refuse(absl::InvalidArgumentError(
-        absl::StrFormat("the header of a '%s' request declares %d tensors but %d frames follow it",
-                        header_.method(), tensor_count(), next_tensor_)));
+    Refuse([&] {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the header of a '%s' request declares %d tensors but %d frames follow it", Method(),
+          tensor_count(), next_tensor_));
+    });
   }
   FinishMessage();
   return absl::OkStatus();
@@ -349,24 +366,26 @@ absl::Status ServerReader::OnHandshakeCommand(std::string_view body) {
   absl::StatusOr<Command> command = ParseCommand(body);
   if (!command.ok()) return Violation(std::string(command.status().message()));
   if (command->name == "ERROR") {
-    const std::string_view reason = command->data.empty() ? "" : command->data.substr(1);
-    return Violation(
-        absl::StrFormat("the peer sent ERROR '%s'", absl::CHexEscape(std::string(reason))));
+    // Its reason: a length byte, then that many bytes (RFC 23).
+    std::string_view reason;
+    if (!command->data.empty()) {
+      reason = command->data.substr(1, static_cast<uint8_t>(command->data[0]));
+    }
+    return Violation(absl::StrFormat("the peer sent ERROR '%s'", PeerText(reason)));
   }
   if (phase_ == Phase::kMessages) {
     // ZMTP 3.1's heartbeat: PING (a TTL, then a context) is answered PONG.
     if (command->name == "PING" && command->data.size() >= 2 && command->data.size() <= 18) {
-      sink_->SendHandshake(CommandFrame(CommandBody("PONG", command->data.substr(2))));
+      sink_->Pong(std::string(command->data.substr(2)));
       return absl::OkStatus();
     }
     if (command->name == "PONG") return absl::OkStatus();
-    return Violation(
-        absl::StrFormat("unexpected command '%s'", absl::CHexEscape(std::string(command->name))));
+    return Violation(absl::StrFormat("unexpected command '%s'", PeerText(command->name)));
   }
   if (curve_ == nullptr) {
     if (command->name != "READY") {
-      return Violation(absl::StrFormat("expected READY, got command '%s'",
-                                       absl::CHexEscape(std::string(command->name))));
+      return Violation(
+          absl::StrFormat("expected READY, got command '%s'", PeerText(command->name)));
     }
     absl::StatusOr<std::map<std::string, std::string>> properties = ParseProperties(command->data);
     if (!properties.ok()) return Violation(std::string(properties.status().message()));
@@ -401,55 +420,32 @@ absl::Status ServerReader::OnHandshakeCommand(std::string_view body) {
     return absl::OkStatus();
   }
   return Violation(absl::StrFormat("unexpected command '%s' in the CURVE handshake",
-                                   absl::CHexEscape(std::string(command->name))));
+                                   PeerText(command->name)));
 }
 
 absl::Status ServerReader::OnHeader(uint8_t flags, std::string_view bytes) {
   const bool more = (flags & kMore) != 0;
   if (flags & kCommand) {
-    // A command sealed in CURVE: only the heartbeat's, which needs no
-    // answer from a peer that never asks for one.
     in_message_ = false;
     ticket_ = ConnectionLoad::Ticket();
-    absl::StatusOr<Command> command = ParseCommand(bytes);
-    if (command.ok() && (command->name == "PING" || command->name == "PONG")) {
-      return absl::OkStatus();
-    }
-    return Violation("an unexpected command inside a CURVE MESSAGE");
+    return OnSealedCommand(bytes);
   }
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !header_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || header_.is_reply()) {
+  if (!ParseHeader(bytes) && discarded_) {
     if (curve_ != nullptr) {
       return Violation(
           absl::StrFormat("a message's first frame (%d bytes) is not a request", bytes.size()));
     }
     // Without a request id there is no one to answer: dropped.
-    header_.Clear();
-    discarded_ = true;
-    skipping_ = true;
     return AfterFrame(more);
   }
   const size_t count = tensor_count();
-  if (curve_ != nullptr && more != (count > 0)) {
-    return Violation(absl::StrFormat(
-        "the header of a '%s' message declares %d tensors but its frame says %s", header_.method(),
-        count, count > 0 ? "it is the last" : "more frames follow"));
-  }
-  uint64_t total = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const uint64_t bytes = header_.tensors(static_cast<int>(i)).bytes();
-    if (bytes > MaxTensorBytes()) {
-      Refuse(absl::ResourceExhaustedError(absl::StrFormat(
-          "tensor %d of a '%s' request has %d bytes, over this process's limit of %d per tensor "
-          "(max_tensor_bytes)",
-          i, header_.method(), bytes, MaxTensorBytes())));
-    }
-    total += bytes;
-  }
-  if (!skipping_ && count > 0 && more) {
-    if (absl::Status grown = ticket_.Grow(static_cast<int64_t>(total)); !grown.ok()) {
-      Refuse(std::move(grown));
-    }
+  if (curve_ != nullptr && (!header_parsed_ || more != (count > 0))) {
+    // Sealed frames are found by their declared sizes.
+    return Violation(
+        header_parsed_
+            ? absl::StrFormat("the header of a '%s' message declares %d tensors but its frame says %s",
+                              Method(), count, count > 0 ? "it is the last" : "more frames follow")
+            : absl::StrFormat("a '%s' message refused unread: %s", Method(), refusal_.message()));
   }
   next_tensor_ = 0;
   if (curve_ != nullptr) {
@@ -457,6 +453,84 @@ absl::Status ServerReader::OnHeader(uint8_t flags, std::string_view bytes) {
     return absl::OkStatus();
   }
   return AfterFrame(more);
+}
+
+absl::Status ServerReader::OnSealedCommand(std::string_view bytes) {
+  // Only the heartbeat's; a PING's TTL and context, as in the clear.
+  absl::StatusOr<Command> command = ParseCommand(bytes);
+  if (command.ok() && command->name == "PING" && command->data.size() >= 2 &&
+      command->data.size() <= 18) {
+    sink_->Pong(std::string(command->data.substr(2)));
+    return absl::OkStatus();
+  }
+  if (command.ok() && command->name == "PONG") return absl::OkStatus();
+  return Violation("an unexpected command inside a CURVE MESSAGE");
+}
+
+bool ServerReader::ParseHeader(std::string_view bytes) {
+  const HeaderCensus census = CountHeader(bytes);
+  if (!census.well_formed) {
+    discarded_ = true;
+    skipping_ = true;
+    return false;
+  }
+  const ConnectionLimitOptions& limits = load_->limits();
+  declared_tensors_ = census.tensors;
+  absl::Status refusal;
+  if (census.tensors > limits.max_tensors_per_message) {
+    refusal = absl::ResourceExhaustedError(absl::StrFormat(
+        "a '%s' request declares %d tensors, more than the %d one message may "
+        "(max_tensors_per_message)",
+        PeerText(census.method), census.tensors, limits.max_tensors_per_message));
+  } else if (census.max_dims > limits.max_tensor_dims) {
+    refusal = absl::InvalidArgumentError(absl::StrFormat(
+        "a '%s' request declares a tensor of %d dimensions, more than the %d a shape may have "
+        "(max_tensor_dims)",
+        PeerText(census.method), census.max_dims, limits.max_tensor_dims));
+  } else if (ticket_) {
+    refusal = ticket_.Grow(census.ParsedBytes());
+  }
+  if (!refusal.ok()) {
+    // Answered by its request id; what it declares is never parsed.
+    header_.set_method(std::string(census.method.substr(0, kHeaderPrefixBytes)));
+    header_.set_request_id(census.request_id);
+    discarded_ = !census.has_request_id;
+    Refuse([&] { return std::move(refusal); });
+    return false;
+  }
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !header_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      header_.is_reply()) {
+    header_ = RpcHeader();
+    declared_tensors_ = 0;
+    discarded_ = true;
+    skipping_ = true;
+    return false;
+  }
+  header_parsed_ = true;
+  declared_tensors_ = header_.tensors_size();
+  // Saturating: 2^64 - 1 bytes declared a few times must not wrap to a
+  // small total.
+  uint64_t total = 0;
+  for (int i = 0; i < header_.tensors_size(); ++i) {
+    const uint64_t bytes = header_.tensors(i).bytes();
+    if (bytes > MaxTensorBytes()) {
+      Refuse([&] {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "tensor %d of a '%s' request has %d bytes, over this process's limit of %d per tensor "
+            "(max_tensor_bytes)",
+            i, Method(), bytes, MaxTensorBytes()));
+      });
+    }
+    total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  }
+  if (!skipping_ && total > 0) {
+    absl::Status grown = total > (uint64_t{1} << 62)
+                             ? absl::ResourceExhaustedError("tensors of 2^62 bytes or more")
+                             : ticket_.Grow(static_cast<int64_t>(total));
+    if (!grown.ok()) Refuse([&] { return std::move(grown); });
+  }
+  return true;
 }
 
 void ServerReader::FinishMessage() {
@@ -468,8 +542,10 @@ void ServerReader::FinishMessage() {
   } else {
     sink_->Message({std::move(header_), std::move(frames_), std::move(ticket_)});
   }
-  header_.Clear();
-  frames_.clear();
+  header_ = RpcHeader();
+  header_parsed_ = false;
+  declared_tensors_ = 0;
+  frames_ = std::vector<zmq::message_t>();
   refusal_ = absl::OkStatus();
   skipping_ = false;
   discarded_ = false;

@@ -42,8 +42,12 @@ class ServerReader {
    public:
     virtual ~Sink() = default;
     // Handshake bytes for the peer, in order (the greeting, READY,
-    // WELCOME, ERROR, PONG).
+    // WELCOME, ERROR).
     virtual void SendHandshake(std::string bytes) = 0;
+    // A PING asks for a PONG with `context` (sealed under CURVE). A peer
+    // that never reads may make many: a connection keeps at most one
+    // queued. By default, a PONG in the clear through SendHandshake.
+    virtual void Pong(std::string context);
     // The handshake is over; messages follow.
     virtual void HandshakeDone() = 0;
     virtual void Message(ReceivedMessage message) = 0;
@@ -100,19 +104,32 @@ class ServerReader {
   absl::Status OnFrameBody();
   absl::Status OnHandshakeCommand(std::string_view body);
   absl::Status OnHeader(uint8_t flags, std::string_view bytes);
+  // A command sealed in a CURVE MESSAGE (a heartbeat).
+  absl::Status OnSealedCommand(std::string_view bytes);
+  // Checks what `bytes` declares against the limits, then parses it into
+  // header_; false when the message is refused unparsed (refusal_ says
+  // why) or is no header at all (discarded_).
+  bool ParseHeader(std::string_view bytes);
   // A frame after the header (NULL): kept, or skipped when it breaks the
   // header's declaration or the message is refused already.
   absl::Status OnNullFrameHeader(uint8_t flags, uint64_t size);
   // After each frame of a message following its header.
   absl::Status AfterFrame(bool more);
-  // The message is refused (the first reason stays) and read on unkept.
-  void Refuse(absl::Status why);
+  // The message is refused and read on unkept. Only the first reason
+  // stays, so only its text is made: `why()` returns it.
+  template <typename Why>
+  void Refuse(Why why) {
+    if (!skipping_) refusal_ = why();
+    skipping_ = true;
+  }
+  // The method named in replies and logs: cut and escaped.
+  std::string Method() const;
   // After a message's last frame (or its header, when it has none).
   void FinishMessage();
   absl::Status Violation(std::string_view what) const;
   // The frame's flags and data once opened (CURVE) or as they came.
   absl::StatusOr<uint8_t> OpenFrame(uint8_t* body, size_t size, uint8_t flags);
-  size_t tensor_count() const { return static_cast<size_t>(header_.tensors_size()); }
+  size_t tensor_count() const { return static_cast<size_t>(declared_tensors_); }
 
   const std::shared_ptr<ConnectionLoad> load_;
   Sink* const sink_;
@@ -137,8 +154,11 @@ class ServerReader {
   uint64_t body_keep_ = 0;    // Of the body, the bytes kept (the rest are read and dropped).
   uint64_t body_filled_ = 0;  // Of the body, the bytes received.
 
-  // The message being received.
+  // The message being received. Each gets a fresh header: a cleared one
+  // would keep what the last one's tensors took.
   RpcHeader header_;
+  bool header_parsed_ = false;  // Else only its method and request id are known.
+  int64_t declared_tensors_ = 0;
   bool in_message_ = false;
   size_t next_tensor_ = 0;  // Frames after the header so far.
   bool skipping_ = false;   // Refused or discarded: its frames are read and dropped.
