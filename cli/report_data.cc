@@ -277,9 +277,8 @@ void ReadNewestTrace(std::vector<std::string> traces, ReportData& data,
   std::sort(by_time.rbegin(), by_time.rend());
   data.trace_files = by_time.size();
   for (const auto& [time, path] : by_time) {
-    absl::StatusOr<std::string> json = io::ReadFileToString(path);
-    absl::StatusOr<Trace> trace =
-        json.ok() ? ParseChromeTrace(*json, path) : absl::StatusOr<Trace>(json.status());
+    // Read as a stream: a trace may be far larger than what the page draws of it.
+    absl::StatusOr<Trace> trace = ReadChromeTrace(path);
     if (!trace.ok()) {
       failures.push_back("trace " + std::string(trace.status().message()));
       continue;
