@@ -43,6 +43,7 @@
 #include "cli/flags.h"
 #include "examples/distributed_mnist_flags.h"
 #include "examples/distributed_mnist_graph.h"
+#include "examples/trace_ring.h"
 #include "fmt/core.h"
 #include "graph/progress_line.h"
 #include "graph/status_macros.h"
@@ -135,10 +136,12 @@ absl::Status RunPs(const Flags& flags, const ServerConfig& config) {
 // how long its nodes computed (receives, which mostly wait for a peer, are
 // counted apart) and its costliest ops: where a distributed step's time goes.
 // With a log directory, each traced step's timeline (every task's nodes)
-// goes there as a Chrome trace, worker<task>-traced-<i>.trace.json.
+// goes there as a Chrome trace, worker<task>-traced-<i>.trace.json, of
+// which the newest `keep_traces` stay (all when 0).
 absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::string, Tensor>>& feeds,
                         const std::vector<std::string>& targets, int64_t steps, int task,
-                        const std::string& logdir) {
+                        const std::string& logdir, int64_t keep_traces) {
+  TraceRing ring(static_cast<size_t>(keep_traces));
   std::map<std::string, std::map<std::string, double>> ms_by_device_op;
   double step_ms = 0;
   std::vector<StepSplit> splits;
@@ -159,8 +162,17 @@ absl::Status TraceSteps(Session& session, const std::vector<std::pair<std::strin
       const std::string path = fmt::format("{}/worker{}-traced-{}.trace.json", logdir, task, i + 1);
       RETURN_IF_ERROR(io::CreateDirectories(logdir));
       RETURN_IF_ERROR(Timeline(std::move(metadata)).WriteChromeTrace(path));
-      fmt::print("Worker {}: traced step {} as a timeline: {}\n", task, i + 1, path);
+      RETURN_IF_ERROR(ring.Add(path));
+      // One line per kept file, not per step: a million traced steps
+      // should not print a million lines.
+      if (ring.keep() == 0 || i + ring.keep() >= static_cast<size_t>(steps)) {
+        fmt::print("Worker {}: traced step {} as a timeline: {}\n", task, i + 1, path);
+      }
     }
+  }
+  if (ring.deleted() > 0) {
+    fmt::print("Worker {}: kept the newest {} of {} traced steps' timelines (--keep_traces)\n",
+               task, ring.keep(), steps);
   }
   const double n = static_cast<double>(steps);
   fmt::print("Worker {}: {} traced steps, {:.3f} ms each at the client\n", task, steps,
@@ -359,7 +371,7 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
     ASSIGN_OR_RETURN(auto batch, batches->Next());
     RETURN_IF_ERROR(TraceSteps(*session->raw_session(),
                                {{"x", (*batch)[0]}, {"labels", (*batch)[1]}}, targets,
-                               flags.trace_steps, task, flags.logdir));
+                               flags.trace_steps, task, flags.logdir, flags.keep_traces));
   }
   // The global step now: a synchronous worker's last token may be a round
   // behind the chief's sync loop.

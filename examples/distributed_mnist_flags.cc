@@ -22,6 +22,7 @@ const char kDistributedMnistUsage[] =
     "           [--train_steps N] [--batch_size N] [--learning_rate X] [--model mlp|cnn]\n"
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
+    "           [--keep_traces N]   (the newest N traced steps' files kept; 0: all; 20)\n"
     "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
     "           [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]\n"
     "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
@@ -90,6 +91,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "validate_every",
                                        "save_checkpoint_secs",
                                        "trace_steps",
+                                       "keep_traces",
                                        "replicas_to_aggregate",
                                        "backup_workers",
                                        "staleness",
@@ -194,6 +196,11 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
       (name == "replicas_to_aggregate"       ? flags.replicas_to_aggregate
        : name == "min_replicas_to_aggregate" ? flags.min_replicas_to_aggregate
                                              : flags.max_workers) = n;
+    } else if (name == "keep_traces") {
+      if (!absl::SimpleAtoi(value, &flags.keep_traces) || flags.keep_traces < 0) {
+        return absl::InvalidArgumentError(
+            fmt::format("--keep_traces '{}': expected a whole number >= 0", value));
+      }
     } else if (name == "backup_workers" || name == "staleness" || name == "step_delay_ms") {
       int64_t n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 0) {

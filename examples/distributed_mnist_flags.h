@@ -44,6 +44,9 @@ struct Flags {
   std::optional<int64_t> save_checkpoint_secs;
   std::optional<int64_t> save_checkpoint_steps;
   int64_t trace_steps = 0;
+  // --keep_traces: the traced steps' files kept in --logdir, the newest;
+  // 0 keeps every one.
+  int64_t keep_traces = 20;
   // How tensors reach a task on this machine: shared memory for large ones
   // (shm), ipc sockets only (ipc), or tcp.
   std::string transport = "shm";
