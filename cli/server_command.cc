@@ -34,10 +34,10 @@ constexpr char kUsage[] =
     "usage: rill server --ps_hosts=HOST:PORT[,...] --worker_hosts=HOST:PORT[,...]\n"
     "                   --job_name=ps|worker --task_index=N [--issync=0|1] [--bind HOST[:PORT]]\n"
     "                   [--device_count CPU=N[,GPU=N]] [--max_tensor_bytes N] [--no_ipc]\n"
-    "                   [--no_shm] [--curve_keys DIR]\n"
+    "                   [--no_shm] [--curve_keys DIR | --insecure]\n"
     "       rill server [--bind HOST[:PORT]] [--device_count ...] [--max_tensor_bytes N]\n"
-    "                   [--no_ipc] [--no_shm] [--curve_keys DIR]   (cluster and task from "
-    "TF_CONFIG)\n"
+    "                   [--no_ipc] [--no_shm] [--curve_keys DIR | --insecure]   (cluster and\n"
+    "                   task from TF_CONFIG)\n"
     "       rill server --cluster_from slurm|mpi [--num_ps N] [--port_base P]\n"
     "                   [--coordinator HOST:PORT] [--issync=0|1] [--bind ...] ...\n"
     "--cluster_from: where the cluster comes from (found in this order when not named: the\n"
@@ -49,6 +49,9 @@ constexpr char kUsage[] =
     "          their ipc socket instead of this task's shared memory\n"
     "--curve_keys DIR: a key directory from `rill keygen`; only holders of its authorized keys\n"
     "                  get in, and everything is encrypted (TF_CONFIG: \"curve_keys\": DIR)\n"
+    "--insecure: the network is trusted. Without keys a server binds only loopback\n"
+    "            addresses unless told this: anyone who reaches its port can read and\n"
+    "            change every variable\n"
     "Limits on what peers can make the server hold (each is logged when it trips):\n"
     "  --max_calls_per_connection N   calls whose replies are not written yet (4096)\n"
     "  --max_bytes_per_connection N   bytes one connection makes it hold: the message it\n"
@@ -57,7 +60,14 @@ constexpr char kUsage[] =
     "  --max_buffered_bytes N         bytes held for all connections (a quarter of memory)\n"
     "  --max_connections N            connections open at once (1024); a new one takes the\n"
     "                                 place of one idle past --connection_idle_timeout\n"
-    "  --connection_idle_timeout SECS a handshake or message stalled this long is dropped (10)\n"
+    "  --connection_idle_timeout SECS a handshake or message stalled this long is dropped, and\n"
+    "                                 a connection whose replies are not read this long (10)\n"
+    "  --handshake_timeout SECS       a handshake takes at most this long in all (10)\n"
+    "  --max_tensors_per_message N    tensors one message may declare (65536)\n"
+    "  --max_tensor_dims N            dimensions of one of its shapes (254)\n"
+    "  --max_output_bytes N           replies queued for a connection past which its\n"
+    "                                 requests wait until it reads (4 MiB)\n"
+    "  --handshakes_per_source N      CURVE handshakes one address may start a second (100)\n"
     "  --max_pending_steps N          steps pushed to that have not begun here (1024)\n"
     "  --max_pending_bytes N          and their tensors' bytes (4 GiB)\n"
     "  --pending_step_timeout SECS    after which those steps are dropped (60)\n"
@@ -102,6 +112,11 @@ absl::Status ParseLimitFlags(const ParsedArgs& parsed, ServerLimits& limits) {
   RETURN_IF_ERROR(count("max_buffered_bytes", limits.connections.max_buffered_bytes));
   RETURN_IF_ERROR(count("max_connections", limits.connections.max_connections));
   RETURN_IF_ERROR(seconds("connection_idle_timeout", limits.connections.idle_timeout, false));
+  RETURN_IF_ERROR(seconds("handshake_timeout", limits.connections.handshake_timeout, false));
+  RETURN_IF_ERROR(count("max_tensors_per_message", limits.connections.max_tensors_per_message));
+  RETURN_IF_ERROR(count("max_tensor_dims", limits.connections.max_tensor_dims));
+  RETURN_IF_ERROR(count("max_output_bytes", limits.connections.max_output_bytes));
+  RETURN_IF_ERROR(count("handshakes_per_source", limits.connections.handshakes_per_source));
   RETURN_IF_ERROR(count("max_pending_steps", limits.pending_pushes.max_steps));
   RETURN_IF_ERROR(count("max_pending_bytes", limits.pending_pushes.max_bytes));
   RETURN_IF_ERROR(seconds("pending_step_timeout", limits.pending_pushes.deadline, false));
@@ -121,6 +136,11 @@ constexpr const char* kLimitFlags[] = {"max_calls_per_connection",
                                        "max_buffered_bytes",
                                        "max_connections",
                                        "connection_idle_timeout",
+                                       "handshake_timeout",
+                                       "max_tensors_per_message",
+                                       "max_tensor_dims",
+                                       "max_output_bytes",
+                                       "handshakes_per_source",
                                        "max_pending_steps",
                                        "max_pending_bytes",
                                        "pending_step_timeout",
@@ -136,7 +156,7 @@ absl::StatusOr<ParsedArgs> ParseServerArgs(const std::vector<std::string>& args)
                                  "device_count", "curve_keys",   "max_tensor_bytes"};
   flags.insert(std::begin(kLimitFlags), std::end(kLimitFlags));
   flags.insert(std::begin(kClusterResolverFlags), std::end(kClusterResolverFlags));
-  return ParseArgs(args, flags, {"no_ipc", "no_shm"});
+  return ParseArgs(args, flags, {"no_ipc", "no_shm", "insecure"});
 }
 
 absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
@@ -147,8 +167,9 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
   ServerOptions options;
   ClusterResolverOptions resolver;
   for (const auto& [name, value] : parsed.values) {
+    // curve_keys too: an MPI job's address exchange speaks CURVE with them.
     if (name == "ps_hosts" || name == "worker_hosts" || name == "job_name" ||
-        name == "task_index" || name == "issync") {
+        name == "task_index" || name == "issync" || name == "curve_keys") {
       resolver.flags[name] = value;
     }
   }
@@ -163,6 +184,7 @@ absl::StatusOr<ServerOptions> ParseServerFlags(const ParsedArgs& parsed) {
     if (keys->empty()) return absl::InvalidArgumentError("--curve_keys: empty key directory");
     options.config.curve_keys = *keys;
   }
+  options.config.insecure = options.config.insecure || parsed.Has("insecure");
   options.bind = parsed.Value("bind").value_or("");
   if (const auto count = parsed.Value("device_count")) {
     ASSIGN_OR_RETURN(options.device_count, ParseDeviceCountFlag(*count));

@@ -29,7 +29,11 @@ except ImportError:
 
 PROGRAM = "/rill/build/examples/distributed_mnist"
 LOGDIR = "/logdir"
-DEFAULT_ARGS = [PROGRAM, f"--logdir={LOGDIR}"]
+# Without CURVE keys a task refuses to serve its pod's address unless told
+# the network is trusted: anyone who reaches a port can read and change
+# every variable. Pass --curve_keys DIR (a mounted Secret) after '--'
+# instead of --insecure on a network others share.
+DEFAULT_ARGS = [PROGRAM, f"--logdir={LOGDIR}", "--insecure"]
 # Leaves room for "-worker-<index>" in a 63-character hostname and for the
 # revision hash a StatefulSet adds to its pods' labels.
 MAX_NAME = 40

@@ -59,6 +59,12 @@ bool IsValidAddress(std::string_view address) {
       return IsAsciiAlnum(c) || c == '-' || c == '.' || c == '_';
     });
     if (host.empty() || !name_chars) return false;
+    // What DNS allows: 253 characters, labels of at most 63.
+    if (host.size() > 253) return false;
+    for (size_t start = 0, dot = 0; start <= host.size(); start = dot + 1) {
+      dot = std::min(host.find('.', start), host.size());
+      if (dot - start > 63) return false;
+    }
   }
   if (!rest.starts_with(':')) return false;
   const std::optional<int> port = ParseDecimalInt(rest.substr(1));

@@ -85,6 +85,10 @@ struct ServerConfig {
   // --curve_keys, or TF_CONFIG's "curve_keys": the task's CURVE key
   // directory (transport/curve.h); empty: no authentication, no encryption.
   std::string curve_keys;
+  // --insecure: the network is trusted, so a task may serve a non-loopback
+  // address without CURVE keys (anyone who reaches it can read and change
+  // every variable). Off, such a task refuses to start.
+  bool insecure = false;
 };
 
 // The seed scripts' flags: "ps_hosts", "worker_hosts" (comma-separated

@@ -162,6 +162,7 @@ absl::Status Server::Listen(const ServerOptions& options, const std::string& bin
   rpc.bind_address = bind_address;
   rpc.bind_ipc = options.bind_ipc;
   rpc.curve = curve_;
+  rpc.insecure = options.config.insecure;
   rpc.limits = options.limits.connections;
   rpc.log = options.log;
   RpcConnectionClosed closed;
@@ -191,9 +192,10 @@ absl::StatusOr<std::vector<RpcMethod>> Server::MakeServices(const ServerOptions&
   if (!options.shared_memory) client_options.shm_min_bytes = 0;
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, std::move(client_options));
   if (curve_ == nullptr && !IsLoopback(bind_address)) {
+    // It started only because the network is trusted (--insecure).
     log->Log(
-        "warning: %s listens on %s without CURVE keys (--curve_keys): anyone who reaches "
-        "it can read and change every variable and read tensors on the wire",
+        "warning: %s listens on %s without CURVE keys (--insecure): anyone who reaches it can "
+        "read and change every variable and read tensors on the wire",
         target_.c_str(), bind_address.c_str());
   }
   WorkerOptions worker;

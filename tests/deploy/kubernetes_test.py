@@ -34,7 +34,7 @@ SOURCE_ROOT = os.environ.get("RILL_SOURCE_ROOT",
 KUBERNETES_DIR = os.path.join(SOURCE_ROOT, "deploy", "kubernetes")
 RENDER = os.path.join(KUBERNETES_DIR, "render.py")
 RILL_BIN = os.environ.get("RILL_BIN", "")
-PROGRAM = ["/rill/build/examples/distributed_mnist", "--logdir=/logdir"]
+PROGRAM = ["/rill/build/examples/distributed_mnist", "--logdir=/logdir", "--insecure"]
 # Stands in for the program: what the container script hands it.
 PRINT_TF_CONFIG = ["sh", "-c", 'printf "%s" "$TF_CONFIG"']
 # (name, ps, workers, extra render flags, port, namespace)

@@ -157,6 +157,20 @@ TEST(ClusterSpec, RejectsMalformedAddressesNamingJobAndTask) {
   }
 }
 
+// Host names of 130,000 characters were accepted.
+TEST(ClusterSpec, HostNamesAreAsLongAsDnsAllows) {
+  const std::string label(63, 'a');
+  const std::string longest = label + "." + label + "." + label + "." + std::string(61, 'b');
+  ASSERT_EQ(longest.size(), 253u);
+  EXPECT_OK(ClusterSpec::FromJobs({{"worker", {longest + ":1"}}}).status());
+  for (const std::string host : {longest + "b", std::string(64, 'a') + ".example",
+                                 std::string(130'000, 'h')}) {
+    EXPECT_THAT(ClusterSpec::FromJobs({{"worker", {host + ":1"}}}),
+                StatusIs(kInvalid, HasSubstr("HOST:PORT")))
+        << host.size();
+  }
+}
+
 TEST(ClusterSpec, RejectsTwoTasksAtOneAddressNamingBoth) {
   EXPECT_THAT(ClusterSpec::FromJobs({{"worker", {"h:1", "h:2", "h:1"}}}),
               StatusIs(kInvalid, HasSubstr("job 'worker' task 0 and job 'worker' task 2 share the "

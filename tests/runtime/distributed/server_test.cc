@@ -63,6 +63,30 @@ TEST(Server, AHostThatCannotResolveIsNamedWithTheTask) {
                        HasSubstr("--bind 'nosuchhost.invalid': cannot resolve host")));
 }
 
+// Without keys anyone who reaches the port can read and change every
+// variable: beyond loopback a server needs them, or to be told the network
+// is trusted.
+TEST(Server, WithoutKeysANonLoopbackAddressNeedsInsecure) {
+  ServerOptions options;
+  options.log = QuietLog();
+  options.bind_ipc = false;
+  ASSERT_OK_AND_ASSIGN(options.config.cluster,
+                       ClusterSpec::FromJobs({{"worker", {"127.0.0.1:0"}}}));
+  options.config.task = TaskId{"worker", 0};
+  options.bind = "0.0.0.0:0";
+  EXPECT_THAT(Server::Create(options),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("refusing to serve 0.0.0.0:0 without CURVE keys"),
+                             HasSubstr("--curve_keys"), HasSubstr("--insecure"))));
+  options.config.insecure = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Create(options));
+  server->Stop();
+  // Loopback needs neither.
+  options.config.insecure = false;
+  options.bind = "127.0.0.1:0";
+  EXPECT_OK(Server::Create(options).status());
+}
+
 TEST(Server, LocalServerRunsASessionLikeThisProcess) {
   ASSERT_OK_AND_ASSIGN(auto server, Server::CreateLocal(QuietLog()));
   EXPECT_EQ(server->target(), absl::StrFormat("zmq://127.0.0.1:%d", server->port()));
