@@ -150,9 +150,9 @@ class RpcServer::Impl {
     const int file_limit = rpc_internal::RaiseFileLimit();
     // Descriptors beyond the connections: listeners, epoll, this process's
     // own clients, files.
-    constexpr int kReservedFiles = 256;
-    if (limits_.max_connections > file_limit - kReservedFiles) {
-      limits_.max_connections = std::max(1, file_limit - kReservedFiles);
+    const int reserved = std::min(256, file_limit / 4);
+    if (limits_.max_connections > file_limit - reserved) {
+      limits_.max_connections = std::max(1, file_limit - reserved);
       log_->Log(
           "rpc server: serving at most %d connections at once, not %d: this process may open %d "
           "files (ulimit -n)",

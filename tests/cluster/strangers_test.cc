@@ -27,6 +27,7 @@
 #include "tests/cluster/server_process.h"
 #include "tests/test_util.h"
 #include "tests/transport/raw_zmtp_peer.h"
+#include "transport/proto/rpc.pb.h"
 #include "transport/zmtp/protocol.h"
 
 namespace rill {
@@ -181,6 +182,112 @@ TEST(Strangers, ThreadsDoNotGrowWithTheClusterSpec) {
   EXPECT_EQ(thousand.first, ten.first);
   EXPECT_EQ(thousand.second, ten.second);
   EXPECT_EQ(three_hundred.second, ten.second);
+}
+
+int64_t ResidentBytes(pid_t pid) { return ProcStatus(pid, "VmRSS") << 10; }
+
+// `tensors` empty TensorMeta entries after a request's method and id: two
+// bytes each on the wire.
+std::string HeaderOfEmptyTensors(const std::string& method, uint64_t id, int64_t tensors) {
+  RpcHeader header;
+  header.set_method(method);
+  header.set_request_id(id);
+  std::string bytes = header.SerializeAsString();
+  for (int64_t i = 0; i < tensors; ++i) bytes.append("\x3a\x00", 2);
+  return bytes;
+}
+
+// One message declaring ten million tensors (20 MB) made a server parse it
+// into 1.5 GB, and 50 million killed it (std::bad_alloc).
+TEST(Strangers, HeadersDeclaringMillionsOfTensorsAreRefusedUnparsed) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster,
+                       testing::StartCluster(0, 1, {"--max_bytes_per_connection", "67108864"}));
+  ServerProcess& server = cluster.Task("worker", 0);
+  const int64_t before = PeakResidentBytes(server.pid());
+  const int64_t resident_before = ResidentBytes(server.pid());
+  ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(PortOf(cluster.worker_hosts[0])));
+  const std::string header = HeaderOfEmptyTensors("RunGraph", 1, 10'000'000);
+  // Without its frames, then with them.
+  ASSERT_TRUE(stranger->SendFrame(0, header));
+  std::optional<RpcHeader> reply = stranger->ReadReply(absl::Seconds(30));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(reply->status_message(), HasSubstr("max_tensors_per_message"));
+  ASSERT_TRUE(stranger->SendFrame(zmtp::kMore, HeaderOfEmptyTensors("RunGraph", 2, 1'000'000)));
+  std::string frames;
+  for (int i = 0; i < 1'000'000; ++i) frames.append(i + 1 < 1'000'000 ? "\x01\x00" : "\x00\x00", 2);
+  ASSERT_TRUE(stranger->Send(frames));
+  reply = stranger->ReadReply(absl::Seconds(30));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->request_id(), 2u);
+  EXPECT_THAT(reply->status_message(), HasSubstr("max_tensors_per_message"));
+  // A 200 MB body on the same connection, past its 64 MiB: read, not kept.
+  RpcHeader large;
+  large.set_method("RegisterGraph");
+  large.set_request_id(3);
+  large.set_body(std::string(200 << 20, 'b'));
+  ASSERT_TRUE(stranger->SendFrame(0, large.SerializeAsString()));
+  reply = stranger->ReadReply(absl::Seconds(60));
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(reply->status_message(), HasSubstr("max_bytes_per_connection"));
+  EXPECT_TRUE(server.Running()) << server.Log();
+  EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{128} << 20);
+  stranger.reset();
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+  EXPECT_LT(ResidentBytes(server.pid()) - resident_before, int64_t{64} << 20);
+}
+
+// A peer that never read its replies and sent `00 04 10 01 3A 00` (one
+// tensor declared, no frame) over and over made the server queue a
+// refusal for each, 2.7 GB for 100 MB sent; PINGs the same with PONGs.
+TEST(Strangers, APeerThatNeverReadsCannotMakeTheServerQueue) {
+  ASSERT_OK_AND_ASSIGN(Cluster cluster,
+                       testing::StartCluster(0, 1, {"--connection_idle_timeout", "2"}));
+  ServerProcess& server = cluster.Task("worker", 0);
+  const int64_t before = PeakResidentBytes(server.pid());
+  const int port = PortOf(cluster.worker_hosts[0]);
+  for (const std::string message :
+       {std::string("\x00\x04\x10\x01\x3a\x00", 6),
+        std::string("\x04\x07\x04PING\x00\x0a", 9)}) {
+    ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(port));
+    std::string burst;
+    for (int i = 0; i < (1 << 20) / static_cast<int>(message.size()); ++i) burst += message;
+    // 64 MB, or less once the server drops it for output it never reads.
+    for (int64_t sent = 0; sent < (int64_t{64} << 20) && stranger->Send(burst);) {
+      sent += static_cast<int64_t>(burst.size());
+    }
+    EXPECT_TRUE(stranger->ClosedWithin(absl::Seconds(20)));
+  }
+  EXPECT_TRUE(server.Running()) << server.Log();
+  EXPECT_LT(PeakResidentBytes(server.pid()) - before, int64_t{64} << 20);
+  EXPECT_THAT(server.Log(), HasSubstr("has read none of its replies"));
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+}
+
+// With the soft limit of 1,024 descriptors it started with, 1,100
+// connections that trickled a byte each locked every real client out
+// ("Too many open files"): a server raises its limit as it starts.
+TEST(Strangers, TricklingConnectionsCannotTakeEveryDescriptor) {
+  rlimit saved{};
+  getrlimit(RLIMIT_NOFILE, &saved);
+  if (saved.rlim_max < 4096) GTEST_SKIP() << "the hard limit of open files is " << saved.rlim_max;
+  rlimit low = saved;
+  low.rlim_cur = 1024;
+  setrlimit(RLIMIT_NOFILE, &low);
+  absl::StatusOr<Cluster> started = testing::StartCluster(0, 1);
+  setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_OK(started);
+  Cluster& cluster = *started;
+  std::vector<std::unique_ptr<RawZmtpPeer>> trickling;
+  for (int i = 0; i < 1100; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto peer, RawZmtpPeer::Connect(PortOf(cluster.worker_hosts[0]),
+                                                         RawZmtpPeer::Stop::kNothingSent));
+    ASSERT_TRUE(peer->Send("\xff"));
+    trickling.push_back(std::move(peer));
+  }
+  EXPECT_OK(RealStep(cluster.Target("worker", 0), {"/job:worker/task:0"}));
+  ServerProcess& server = cluster.Task("worker", 0);
+  EXPECT_TRUE(server.Running()) << server.Log();
+  EXPECT_THAT(server.Log(), ::testing::Not(HasSubstr("Too many open files")));
 }
 
 // Sets this process's address-space limit for its lifetime: processes it

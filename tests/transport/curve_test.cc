@@ -11,6 +11,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "tests/test_util.h"
 #include "tests/transport/raw_zmtp_peer.h"
 #include "transport/rpc.h"
+#include "transport/zmtp/protocol.h"
 
 namespace rill {
 namespace {
@@ -331,6 +333,86 @@ TEST_F(Curve, EveryCallOfARefusedClientFailsWithTheReason) {
         client->CallSync("echo", Marked(), absl::Now() + absl::Seconds(20)).status(),
         StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("accepts only CURVE clients")));
   }
+}
+
+// A connected socket to 127.0.0.1:`port` from the local address `from`,
+// or -1: a source of its own, as a stranger on another host would be.
+int ConnectFrom(const char* from, int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  inet_pton(AF_INET, from, &local.sin_addr);
+  sockaddr_in remote{};
+  remote.sin_family = AF_INET;
+  remote.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// 8,100 garbage HELLOs a second took a whole core of the socket thread.
+// Each source address now starts a bounded number of handshakes a second,
+// and a member from another address gets in while the flood goes on.
+TEST_F(Curve, AFloodOfGarbageHellosFromOneAddressLeavesMembersServed) {
+  ASSERT_OK(WriteCurveKeys(Dir("cluster"), "").status());
+  testing::CapturedLog log;
+  RpcServerOptions options;
+  options.bind_address = "tcp://127.0.0.1:0";
+  options.bind_ipc = false;
+  options.curve = Keys(Dir("cluster"));
+  options.log = log.sink();
+  ASSERT_OK_AND_ASSIGN(auto server,
+                       RpcServer::Start(options, {RpcMethod{.name = "echo", .handler = Echo}}));
+  std::string hello = zmtp::ServerGreeting(zmtp::Mechanism::kCurve);
+  hello[32] = 0;  // As a client.
+  const std::string body = std::string("\x05HELLO\x01\x00", 8) + std::string(192, '\x5a');
+  uint8_t header[zmtp::kLongHeaderBytes];
+  hello.append(reinterpret_cast<const char*>(header),
+               zmtp::EncodeFrameHeader(zmtp::kCommand, body.size(), header));
+  hello += body;
+  std::atomic<bool> stop{false};
+  std::atomic<int> sent{0};
+  std::atomic<int> greeted{0};  // Connections the server spoke to: it would do their crypto.
+  std::thread flood([&] {
+    // Bounded: 5,000 connections at most, and only while the member calls.
+    for (int i = 0; i < 5'000 && !stop.load(std::memory_order_relaxed); ++i) {
+      const int fd = ConnectFrom("127.0.0.2", server->port());
+      if (fd < 0) continue;
+      if (send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) > 0) sent.fetch_add(1);
+      // Its greeting comes first; a connection over the budget is closed
+      // without one.
+      const timeval wait{.tv_sec = 1, .tv_usec = 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+      char greeting[zmtp::kGreetingBytes];
+      if (recv(fd, greeting, sizeof(greeting), MSG_WAITALL) == sizeof(greeting)) {
+        greeted.fetch_add(1);
+      }
+      close(fd);
+    }
+  });
+  const absl::Time flood_start = absl::Now();
+  absl::SleepFor(absl::Milliseconds(300));
+  const absl::Time start = absl::Now();
+  const absl::Status member =
+      CallEcho(server->port(), Keys(Dir("cluster")), Marked(), absl::Seconds(20)).status();
+  const absl::Duration took = absl::Now() - start;
+  stop.store(true, std::memory_order_relaxed);
+  flood.join();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - flood_start);
+  EXPECT_OK(member);
+  // 100 handshakes a second from one address, 200 at once.
+  EXPECT_LE(greeted.load(), 200 + static_cast<int>(100 * seconds) + 20);
+  EXPECT_GT(sent.load(), greeted.load());
+  RecordProperty("member_call_ms_during_flood", absl::ToInt64Milliseconds(took));
+  RecordProperty("garbage_hellos_sent", sent.load());
+  std::cout << "a member's call took " << absl::ToInt64Milliseconds(took) << " ms during a flood of "
+            << sent.load() << " garbage HELLOs, " << greeted.load() << " of them let in, in "
+            << seconds << " s\n";
 }
 
 }  // namespace
