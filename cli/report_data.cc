@@ -125,11 +125,36 @@ void PurgeFromStep(EventFile& file, int64_t step) {
   }
 }
 
-void AddEvent(const Event& event, EventFile& file, std::vector<CheckpointRecord>& checkpoints) {
+// Of one scalar series: which of its points are kept.
+struct Thinning {
+  int64_t seen = 0;
+  int64_t stride = 1;
+};
+
+void AddScalar(const std::string& tag, ScalarPoint point, EventFile& file, Thinning& thinning) {
+  if (thinning.seen++ % thinning.stride != 0) {
+    ++file.thinned_points;
+    return;
+  }
+  std::vector<ScalarPoint>& points = file.scalars[tag];
+  points.push_back(point);
+  if (points.size() <= 2 * kKeptScalarPoints) return;
+  std::stable_sort(points.begin(), points.end(),
+                   [](const ScalarPoint& a, const ScalarPoint& b) { return a.step < b.step; });
+  size_t kept = 0;
+  for (size_t i = 0; i < points.size(); i += 2) points[kept++] = points[i];
+  file.thinned_points += static_cast<int64_t>(points.size() - kept);
+  points.resize(kept);
+  thinning.stride *= 2;
+}
+
+void AddEvent(const Event& event, EventFile& file, std::vector<CheckpointRecord>& checkpoints,
+              std::map<std::string, Thinning>& thinning) {
   if (event.has_summary()) {
     for (const Summary::Value& value : event.summary().value()) {
       if (const std::optional<double> scalar = ScalarOf(value)) {
-        file.scalars[value.tag()].push_back({event.step(), event.wall_time(), *scalar});
+        AddScalar(value.tag(), {event.step(), event.wall_time(), *scalar}, file,
+                  thinning[value.tag()]);
       } else if (value.has_histo()) {
         auto& points = file.histograms[value.tag()];
         points.push_back({event.step(), event.wall_time(), value.histo()});
@@ -154,6 +179,7 @@ absl::Status ReadEventFile(EventFile& file, std::vector<CheckpointRecord>& check
   ASSIGN_OR_RETURN(const std::unique_ptr<RecordReader> reader, RecordReader::Open(file.path));
   int64_t unparsable = 0;
   uint64_t first_unparsable_offset = 0;
+  std::map<std::string, Thinning> thinning;  // By tag.
   while (true) {
     const uint64_t offset = reader->offset();
     absl::StatusOr<std::string> record = reader->ReadRecord();
@@ -170,7 +196,7 @@ absl::Status ReadEventFile(EventFile& file, std::vector<CheckpointRecord>& check
       continue;
     }
     ++file.events;
-    AddEvent(event, file, checkpoints);
+    AddEvent(event, file, checkpoints, thinning);
   }
   if (unparsable > 0) {
     const std::string what =

@@ -19,6 +19,10 @@ namespace rill::cli {
 // How many steps of a histogram the report keeps (the latest ones): the
 // small multiples draw no more, and a long run logs one per step.
 inline constexpr size_t kKeptHistogramSteps = 5;
+// How many points of a scalar series the report keeps while reading: past
+// twice this the series is thinned evenly (every other point goes, and
+// from then on every other one is not kept), since a plot draws no more.
+inline constexpr size_t kKeptScalarPoints = 4000;
 
 struct ScalarPoint {
   int64_t step = 0;
@@ -40,6 +44,7 @@ struct EventFile {
   // made unique with " #2", " #3" in path order.
   std::string task;
   int64_t events = 0;
+  int64_t thinned_points = 0;  // Scalar points not kept (kKeptScalarPoints).
   std::map<std::string, std::vector<ScalarPoint>> scalars;        // By tag, in step order.
   std::map<std::string, std::vector<HistogramPoint>> histograms;  // By tag, in step order.
 };

@@ -50,6 +50,17 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-size: 12px; }
 )";
 
+// What the page draws at most, so that its size stays bounded however
+// much the log directory holds; the page says what it left out.
+constexpr size_t kMaxPlottedTags = 100;     // Scalar tags, each two plots.
+constexpr size_t kMaxSeriesPerPlot = 24;    // Tasks in one plot.
+constexpr size_t kMaxHistogramCharts = 60;  // (tag, task) small multiples.
+constexpr size_t kMaxListedNames = 1000;    // Names of what was not drawn.
+constexpr size_t kMaxNameChars = 160;
+constexpr size_t kMaxFileRows = 200;
+constexpr size_t kMaxWarnings = 50;
+constexpr size_t kMaxOpRows = 15;
+
 // TensorFlow's rate summaries: plotted apart, with their unit, since their
 // scale has nothing to do with a loss's.
 bool IsRate(const std::string& tag) {
@@ -59,6 +70,30 @@ bool IsRate(const std::string& tag) {
 
 std::string Relative(const ReportData& data, const std::string& path) {
   return std::filesystem::path(path).lexically_relative(data.logdir).generic_string();
+}
+
+// A name as listed, shortened.
+std::string ShortName(const std::string& name) {
+  if (name.size() <= kMaxNameChars) return EscapeXml(name);
+  return EscapeXml(name.substr(0, kMaxNameChars)) + "\u2026";
+}
+
+// The note under a section that drew only some of its items: how many it
+// left out and, up to kMaxListedNames, which.
+std::string LeftOutNote(const std::string& what, size_t limit,
+                        const std::vector<std::string>& names) {
+  if (names.empty()) return "";
+  std::string html = fmt::format(
+      "<div class=\"left-out\"><p class=\"note\">Left out: {} more {} not drawn (the page draws "
+      "at most {}).</p>\n<p class=\"left-out-names\">",
+      names.size(), what, limit);
+  for (size_t i = 0; i < names.size() && i < kMaxListedNames; ++i) {
+    html += (i == 0 ? "<code>" : ", <code>") + ShortName(names[i]) + "</code>";
+  }
+  if (names.size() > kMaxListedNames) {
+    html += fmt::format(" and {} more", names.size() - kMaxListedNames);
+  }
+  return html + "</p></div>\n";
 }
 
 // Wall time is shown from the first event on, in the unit that keeps the
@@ -112,9 +147,14 @@ std::string RenderScalarTag(const ReportData& data, const std::string& tag, cons
                             const std::vector<PlotMarker>& markers) {
   const bool rate = IsRate(tag);
   std::vector<PlotSeries> by_step, by_time;
+  std::vector<std::string> left_out;
   for (const EventFile& file : data.event_files) {
     const auto it = file.scalars.find(tag);
     if (it == file.scalars.end()) continue;
+    if (by_step.size() == kMaxSeriesPerPlot) {
+      left_out.push_back(file.task);
+      continue;
+    }
     PlotSeries step_series, time_series;
     size_t not_finite = 0;
     double sum = 0;
@@ -149,8 +189,9 @@ std::string RenderScalarTag(const ReportData& data, const std::string& tag, cons
   time_plot.x_label = wall.label;
   time_plot.css_class = "scalar-plot by-wall-time";
   time_plot.markers.clear();
-  return fmt::format("<div class=\"plots\" data-tag=\"{}\">{}{}</div>\n", EscapeXml(tag),
-                     RenderLinePlot(step_plot, by_step), RenderLinePlot(time_plot, by_time));
+  return fmt::format("<div class=\"plots\" data-tag=\"{}\">{}{}</div>\n{}", EscapeXml(tag),
+                     RenderLinePlot(step_plot, by_step), RenderLinePlot(time_plot, by_time),
+                     LeftOutNote("tasks of " + tag, kMaxSeriesPerPlot, left_out));
 }
 
 std::string RenderScalars(const ReportData& data) {
@@ -162,18 +203,34 @@ std::string RenderScalars(const ReportData& data) {
   const WallAxis wall = MakeWallAxis(data);
   const std::vector<PlotMarker> markers = CheckpointMarkers(data);
   std::string html, rates;
+  std::vector<std::string> left_out;
+  size_t plotted = 0;
   for (const std::string& tag : tags) {
+    if (plotted == kMaxPlottedTags) {
+      left_out.push_back(tag);
+      continue;
+    }
+    ++plotted;
     (IsRate(tag) ? rates : html) += RenderScalarTag(data, tag, wall, markers);
   }
   if (!rates.empty()) html += "<h3 id=\"rates\">Rates</h3>\n" + rates;
-  return html;
+  int64_t thinned = 0;
+  for (const EventFile& file : data.event_files) thinned += file.thinned_points;
+  if (thinned > 0) {
+    html += fmt::format(
+        "<p class=\"note left-out\">Left out: {} scalar points, thinned evenly from series longer "
+        "than {} points (a plot draws no more).</p>\n",
+        thinned, 2 * kKeptScalarPoints);
+  }
+  return html + LeftOutNote("scalar tags", kMaxPlottedTags, left_out);
 }
 
 std::string RenderFiles(const ReportData& data) {
   std::string html =
       "<table class=\"files\"><tr><th>task</th><th>event file</th><th>events</th><th>steps</th>"
       "</tr>\n";
-  for (const EventFile& file : data.event_files) {
+  for (size_t i = 0; i < data.event_files.size() && i < kMaxFileRows; ++i) {
+    const EventFile& file = data.event_files[i];
     int64_t first = std::numeric_limits<int64_t>::max(), last = std::numeric_limits<int64_t>::min();
     for (const auto& [tag, points] : file.scalars) {
       first = std::min(first, points.front().step);
@@ -185,7 +242,12 @@ std::string RenderFiles(const ReportData& data) {
         EscapeXml(file.task), EscapeXml(Relative(data, file.path)), file.events,
         first <= last ? fmt::format("{}\u2013{}", first, last) : std::string("\u2013"));
   }
-  return html + "</table>\n";
+  html += "</table>\n";
+  if (data.event_files.size() > kMaxFileRows) {
+    html += fmt::format("<p class=\"note\">Left out of this table: {} more event files.</p>\n",
+                        data.event_files.size() - kMaxFileRows);
+  }
+  return html;
 }
 
 std::string RenderCheckpoints(const ReportData& data) {
@@ -217,13 +279,83 @@ std::string RenderHistograms(const ReportData& data) {
       "<p class=\"note\">The latest {} steps of each series, oldest at the back; the dashed line "
       "is the latest mean.</p>\n<div class=\"histograms\">\n",
       kKeptHistogramSteps);
+  std::vector<std::string> left_out;
+  size_t charts = 0;
   for (const std::string& tag : tags) {
     for (const EventFile& file : data.event_files) {
       const auto it = file.histograms.find(tag);
-      if (it != file.histograms.end()) html += RenderHistogramChart(tag, file.task, it->second);
+      if (it == file.histograms.end()) continue;
+      if (charts == kMaxHistogramCharts) {
+        left_out.push_back(tag + " (" + file.task + ")");
+        continue;
+      }
+      ++charts;
+      html += RenderHistogramChart(tag, file.task, it->second);
     }
   }
-  return html + "</div>\n";
+  return html + "</div>\n" + LeftOutNote("histogram series", kMaxHistogramCharts, left_out);
+}
+
+// What the trace's limits left out of the timeline, one sentence each.
+std::string TraceLeftOut(const Trace& trace) {
+  std::vector<std::string> parts;
+  const int64_t slices = static_cast<int64_t>(trace.slices.size());
+  if (trace.total_slices > slices) {
+    parts.push_back(
+        fmt::format("the {} longest of {} slices are drawn, {} shorter ones are not "
+                    "(the table of ops below counts them all)",
+                    slices, trace.total_slices, trace.total_slices - slices));
+  }
+  if (trace.omitted_flows > 0) {
+    parts.push_back(fmt::format("{} flows past the first {} are not drawn", trace.omitted_flows,
+                                trace.flows.size()));
+  }
+  if (trace.thinned_points > 0) {
+    parts.push_back(
+        fmt::format("counters are thinned evenly: {} samples are not drawn", trace.thinned_points));
+  }
+  if (trace.omitted_counters > 0) {
+    parts.push_back(
+        fmt::format("{} samples of counters (or counter arguments) past the first "
+                    "ones are not drawn",
+                    trace.omitted_counters));
+  }
+  if (trace.omitted_metadata > 0) {
+    parts.push_back(fmt::format("{} process or thread names and sort indexes are not read",
+                                trace.omitted_metadata));
+  }
+  if (trace.overflowed_events > 0) {
+    parts.push_back(
+        fmt::format("{} begin and flow events found no room to wait for their other "
+                    "end and are not drawn",
+                    trace.overflowed_events));
+  }
+  if (parts.empty()) return "";
+  std::string html = "<p class=\"note left-out\">Left out of this timeline of " +
+                     std::to_string(trace.events) + " events: ";
+  for (size_t i = 0; i < parts.size(); ++i) html += (i == 0 ? "" : "; ") + EscapeXml(parts[i]);
+  return html + ".</p>\n";
+}
+
+// Where the step's time went, over every slice of the trace, drawn or not.
+std::string RenderOpTotals(const Trace& trace) {
+  if (trace.op_totals.empty()) return "";
+  std::string html =
+      "<table class=\"ops\"><tr><th>slice name</th><th>count</th><th>total</th><th>longest</th>"
+      "</tr>\n";
+  for (size_t i = 0; i < trace.op_totals.size() && i < kMaxOpRows; ++i) {
+    const TraceOpTotal& op = trace.op_totals[i];
+    html += fmt::format(
+        "<tr><td><code>{}</code></td><td class=\"num\">{}</td><td class=\"num\">{} \u00b5s</td>"
+        "<td class=\"num\">{} \u00b5s</td></tr>\n",
+        ShortName(op.name), op.count, FormatValue(op.total_dur), FormatValue(op.max_dur));
+  }
+  html += "</table>\n";
+  if (trace.op_totals.size() > kMaxOpRows) {
+    html += fmt::format("<p class=\"note\">The {} costliest of {} slice names.</p>\n", kMaxOpRows,
+                        trace.op_totals.size());
+  }
+  return html;
 }
 
 std::string RenderTraceSection(const ReportData& data) {
@@ -240,7 +372,8 @@ std::string RenderTraceSection(const ReportData& data) {
       data.trace->skipped_events > 0
           ? fmt::format("; {} malformed or unpaired events not drawn", data.trace->skipped_events)
           : std::string());
-  return html + RenderTimeline(*data.trace) + "\n";
+  return html + TraceLeftOut(*data.trace) + RenderTimeline(*data.trace) + "\n" +
+         RenderOpTotals(*data.trace);
 }
 
 }  // namespace
@@ -258,10 +391,15 @@ std::string RenderReportHtml(const ReportData& data) {
       data.checkpoints.size() == 1 ? "" : "s", data.trace ? "a trace" : "no trace");
   if (!data.warnings.empty()) {
     html += "<h2 id=\"warnings\">Warnings</h2>\n<ul class=\"warnings\">\n";
-    for (const std::string& warning : data.warnings) {
-      html += "<li>" + EscapeXml(warning) + "</li>\n";
+    for (size_t i = 0; i < data.warnings.size() && i < kMaxWarnings; ++i) {
+      html += "<li>" + EscapeXml(data.warnings[i]) + "</li>\n";
     }
     html += "</ul>\n";
+    if (data.warnings.size() > kMaxWarnings) {
+      html += fmt::format(
+          "<p class=\"note\">Left out: {} more warnings (all are printed on stderr).</p>\n",
+          data.warnings.size() - kMaxWarnings);
+    }
   }
   if (!data.event_files.empty()) html += RenderFiles(data);
   html += "<h2 id=\"scalars\">Scalars</h2>\n" + RenderScalars(data);

@@ -19,6 +19,9 @@ constexpr double kCounterHeight = 64;
 // Deeper nesting is drawn in the last lane: a row should not grow without
 // bound because one tracer nests deeply.
 constexpr int kMaxLanes = 8;
+// Rows past this are not drawn (the page says how many): the timeline
+// should not grow without bound because a trace has many threads.
+constexpr size_t kMaxRows = 200;
 constexpr double kCharWidth = 6.2;
 
 using Track = std::pair<TraceId, TraceId>;
@@ -207,6 +210,16 @@ std::string RenderTimeline(const Trace& trace) {
   if (rows.empty() && trace.counters.empty()) {
     return "<p class=\"empty\">The trace holds no slices, flows or counters to draw.</p>";
   }
+  std::string note;
+  if (rows.size() > kMaxRows) {
+    size_t slices = 0;
+    for (size_t i = kMaxRows; i < rows.size(); ++i) slices += rows[i].slices.size();
+    note = fmt::format(
+        "<p class=\"note left-out\">Left out: {} more threads and their {} slices are not drawn "
+        "(the timeline draws at most {} threads).</p>\n",
+        rows.size() - kMaxRows, slices, kMaxRows);
+    rows.resize(kMaxRows);
+  }
   const TimeAxis axis = MakeTimeAxis(trace);
   // Layers, back to front: row backgrounds and labels, the time grid, the
   // slices, the flows (drawn last so that no bar hides an arrow).
@@ -235,16 +248,20 @@ std::string RenderTimeline(const Trace& trace) {
     y += height + kRowGap;
   }
   for (const TraceFlow& f : trace.flows) {
+    const auto from = row_middle.find({f.from_pid, f.from_tid});
+    const auto to = row_middle.find({f.to_pid, f.to_tid});
+    if (from == row_middle.end() || to == row_middle.end()) continue;  // A row left out.
     flows += fmt::format(
         "<path class=\"flow\" d=\"M{} {} L{} {}\" marker-end=\"url(#rill-flow-arrow)\">"
         "<title>{} (id {}): {} later</title></path>",
-        Px(axis.X(f.from_ts)), Px(row_middle[{f.from_pid, f.from_tid}]), Px(axis.X(f.to_ts)),
-        Px(row_middle[{f.to_pid, f.to_tid}]), EscapeXml(f.name.empty() ? "flow" : f.name),
-        EscapeXml(f.id), Duration(f.to_ts - f.from_ts));
+        Px(axis.X(f.from_ts)), Px(from->second), Px(axis.X(f.to_ts)), Px(to->second),
+        EscapeXml(f.name.empty() ? "flow" : f.name), EscapeXml(f.id),
+        Duration(f.to_ts - f.from_ts));
   }
   const double axis_y = y + 2;
   const double height = axis_y + 40;
-  std::string svg = fmt::format(
+  std::string svg = note;
+  svg += fmt::format(
       "<svg class=\"timeline\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
       "aria-label=\"timeline\"><defs><marker id=\"rill-flow-arrow\" viewBox=\"0 0 8 8\" "
       "refX=\"8\" refY=\"4\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"

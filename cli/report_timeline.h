@@ -12,7 +12,8 @@ namespace rill::cli {
 // An <svg class="timeline"> (rows grouped by process, nested slices in
 // lanes below their parent, the time axis relative to the first event),
 // followed by one <svg class="counter-chart"> per counter on the same
-// time axis; or a note when the trace holds nothing to draw.
+// time axis; or a note when the trace holds nothing to draw. Past 200
+// threads the rest are left out, and a note before the SVG says so.
 std::string RenderTimeline(const Trace& trace);
 
 }  // namespace rill::cli
