@@ -11,11 +11,9 @@
 #include <cstring>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "graph/status_macros.h"
 #include "runtime/distributed/cluster_spec.h"
 #include "transport/host_address.h"
@@ -88,26 +86,22 @@ int PortOf(const sockaddr_storage& address) {
                    : reinterpret_cast<const sockaddr_in&>(address).sin_port);
 }
 
-// The addresses of a Register reply, checked against the job's size.
-absl::StatusOr<std::vector<std::string>> ParseAddresses(const std::string& body, int size) {
-  std::vector<std::string> addresses = absl::StrSplit(body, '\n');
-  if (static_cast<int>(addresses.size()) != size) {
-    return absl::InternalError(absl::StrFormat("the coordinator answered %d addresses for %d ranks",
-                                               addresses.size(), size));
-  }
-  return addresses;
-}
+// Refused messages logged one by one; the rest are only counted.
+constexpr int64_t kRefusalsLogged = 5;
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AddressExchangeCoordinator>> AddressExchangeCoordinator::Start(
-    const std::string& address, int size, absl::Time deadline) {
+    const AddressExchangeOptions& options, absl::Time deadline) {
+  const int size = options.size;
   if (size < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("an exchange of %d ranks", size));
   }
-  ASSIGN_OR_RETURN(const auto host_port, SplitAddress(address, "coordinator"));
-  auto coordinator = std::unique_ptr<AddressExchangeCoordinator>(
-      new AddressExchangeCoordinator(address, size, deadline));
+  ASSIGN_OR_RETURN(const auto host_port, SplitAddress(options.coordinator, "coordinator"));
+  ASSIGN_OR_RETURN(ExchangeKey key, ExchangeKey::FromSecret(options.secret, options.secret_source));
+  auto coordinator = std::unique_ptr<AddressExchangeCoordinator>(new AddressExchangeCoordinator(
+      options.coordinator, size, deadline, std::move(key), options.log));
+  const std::string& address = options.coordinator;
   {
     absl::MutexLock lock(&coordinator->mu_);
     coordinator->ranks_.resize(size);
@@ -124,12 +118,23 @@ absl::StatusOr<std::unique_ptr<AddressExchangeCoordinator>> AddressExchangeCoord
                      .handler = [self](RpcMessage request,
                                        RpcDone reply) { self->Done(std::move(request), reply); },
                      .runs_inline = true});
-  RpcServerOptions options;
+  RpcServerOptions server_options;
   ASSIGN_OR_RETURN(const std::string bind_host, BindableHost(host_port.first));
-  options.bind_address = absl::StrCat("tcp://", bind_host, ":", host_port.second);
-  options.bind_ipc = false;
-  options.handler_threads = 1;
-  auto server = RpcServer::Start(options, std::move(methods));
+  server_options.bind_address = absl::StrCat("tcp://", bind_host, ":", host_port.second);
+  server_options.bind_ipc = false;
+  server_options.handler_threads = 1;
+  server_options.log = options.log;
+  if (options.curve != nullptr) {
+    server_options.curve = options.curve;
+  } else {
+    // Without keys the coordinator must bind the address the ranks reach,
+    // beyond loopback. It may: it hands out nothing but the ranks'
+    // addresses, and takes in only registrations that carry the job's code,
+    // so a stranger who reaches it can neither join the cluster nor learn
+    // more than the addresses it would find by scanning the ranks' hosts.
+    server_options.insecure = true;
+  }
+  auto server = RpcServer::Start(server_options, std::move(methods));
   if (!server.ok()) {
     return absl::Status(server.status().code(),
                         absl::StrFormat("the address exchange's coordinator (MPI rank 0) cannot "
@@ -158,6 +163,20 @@ AddressExchangeCoordinator::~AddressExchangeCoordinator() {
   }
   server_.reset();
   if (expiry_.joinable()) expiry_.join();
+  absl::MutexLock lock(&mu_);
+  if (refused_ > kRefusalsLogged) {
+    log_->Log("address exchange at %s: %d more messages refused", address_,
+              refused_ - kRefusalsLogged);
+  }
+}
+
+void AddressExchangeCoordinator::LogRefused(const absl::Status& why) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (++refused_ > kRefusalsLogged) return;
+  }
+  // The error never holds more than a short escaped part of a peer's text.
+  log_->Log("address exchange at %s: refused: %s", address_, why.message());
 }
 
 template <typename Has>
@@ -170,16 +189,15 @@ std::string AddressExchangeCoordinator::MissingRanks(Has has) const {
 }
 
 void AddressExchangeCoordinator::Register(RpcMessage request, RpcDone reply) {
-  const std::vector<std::string> fields = absl::StrSplit(request.body, ' ');
-  int rank = -1;
-  int size = 0;
-  if (fields.size() != 3 || !absl::SimpleAtoi(fields[0], &rank) ||
-      !absl::SimpleAtoi(fields[1], &size) || !ClusterSpec::FromJobs({{"rank", {fields[2]}}}).ok()) {
-    return reply(
-        absl::InvalidArgumentError(absl::StrFormat(
-            "address exchange: registration '%s' is not 'RANK SIZE HOST:PORT'", request.body)),
-        {});
+  // Checked before anything else, so that a message a stranger sends
+  // changes nothing.
+  absl::StatusOr<ExchangeRegistration> registration = ParseRegistration(key_, request.body);
+  if (!registration.ok()) {
+    LogRefused(registration.status());
+    return reply(registration.status(), {});
   }
+  const int rank = registration->rank;
+  const int size = registration->size;
   if (size != size_ || rank < 0 || rank >= size_) {
     return reply(absl::InvalidArgumentError(absl::StrFormat(
                      "address exchange: rank %d of %d registered, but the coordinator (rank 0) "
@@ -187,7 +205,7 @@ void AddressExchangeCoordinator::Register(RpcMessage request, RpcDone reply) {
                      rank, size, size_)),
                  {});
   }
-  const std::string& address = fields[2];
+  const std::string& address = registration->address;
   std::vector<RpcDone> answer;
   std::string body;
   {
@@ -222,7 +240,7 @@ void AddressExchangeCoordinator::Register(RpcMessage request, RpcDone reply) {
     if (registered_ < size_) return;
     std::vector<std::string> addresses;
     for (const auto& each : ranks_) addresses.push_back(each->address);
-    body = absl::StrJoin(addresses, "\n");
+    body = FormatCluster(key_, addresses);
     for (auto& each : ranks_) {
       for (RpcDone& done : each->waiting) answer.push_back(std::move(done));
       each->waiting.clear();
@@ -232,12 +250,16 @@ void AddressExchangeCoordinator::Register(RpcMessage request, RpcDone reply) {
 }
 
 void AddressExchangeCoordinator::Done(RpcMessage request, RpcDone reply) {
-  int rank = -1;
-  if (!absl::SimpleAtoi(request.body, &rank) || rank < 0 || rank >= size_) {
-    return reply(
-        absl::InvalidArgumentError(absl::StrFormat(
-            "address exchange: done '%s' is not a rank in 0..%d", request.body, size_ - 1)),
-        {});
+  const absl::StatusOr<int> parsed = ParseDone(key_, request.body);
+  if (!parsed.ok()) {
+    LogRefused(parsed.status());
+    return reply(parsed.status(), {});
+  }
+  const int rank = *parsed;
+  if (rank < 0 || rank >= size_) {
+    return reply(absl::InvalidArgumentError(absl::StrFormat(
+                     "address exchange: done for rank %d, not a rank in 0..%d", rank, size_ - 1)),
+                 {});
   }
   {
     absl::MutexLock lock(&mu_);
@@ -327,6 +349,10 @@ absl::StatusOr<std::vector<std::string>> ExchangeAddresses(const AddressExchange
     return absl::InvalidArgumentError(absl::StrCat(who, ": the rank is out of range"));
   }
   ASSIGN_OR_RETURN(const auto coordinator, SplitAddress(options.coordinator, "coordinator"));
+  absl::StatusOr<ExchangeKey> key = ExchangeKey::FromSecret(options.secret, options.secret_source);
+  if (!key.ok()) {
+    return absl::Status(key.status().code(), absl::StrCat(who, ": ", key.status().message()));
+  }
   std::string host = options.host;
   if (host.empty()) {
     auto toward = LocalAddressToward(coordinator.first);
@@ -340,12 +366,12 @@ absl::StatusOr<std::vector<std::string>> ExchangeAddresses(const AddressExchange
   const absl::Time deadline = absl::Now() + options.deadline;
   std::unique_ptr<AddressExchangeCoordinator> served;
   if (options.rank == 0) {
-    ASSIGN_OR_RETURN(
-        served, AddressExchangeCoordinator::Start(options.coordinator, options.size, deadline));
+    ASSIGN_OR_RETURN(served, AddressExchangeCoordinator::Start(options, deadline));
   }
   RpcClientOptions client_options;
   client_options.address = options.coordinator;
   client_options.prefer_ipc = false;
+  client_options.curve = options.curve;
   ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> client, RpcClient::Connect(client_options));
 
   // The port is free now and bound again by this task's server later; in
@@ -363,10 +389,16 @@ absl::StatusOr<std::vector<std::string>> ExchangeAddresses(const AddressExchange
     // deadline (which ranks are missing) says more than silence.
     absl::StatusOr<RpcMessage> reply =
         client->CallSync(kAddressExchangeRegister,
-                         {absl::StrFormat("%d %d %s", options.rank, options.size, address), {}},
+                         {FormatRegistration(*key, {options.rank, options.size, address}), {}},
                          deadline + absl::Seconds(2));
     if (reply.ok()) {
-      ASSIGN_OR_RETURN(addresses, ParseAddresses(reply->body, options.size));
+      absl::StatusOr<std::vector<std::string>> answer =
+          ParseCluster(*key, reply->body, options.size);
+      if (!answer.ok()) {
+        return absl::Status(answer.status().code(), absl::StrCat(who, ": ", options.coordinator,
+                                                                 ": ", answer.status().message()));
+      }
+      addresses = *std::move(answer);
       break;
     }
     last = reply.status();
@@ -375,6 +407,12 @@ absl::StatusOr<std::vector<std::string>> ExchangeAddresses(const AddressExchange
       continue;
     }
     if (absl::IsDeadlineExceeded(last) || absl::Now() >= deadline) break;
+    if (absl::IsUnauthenticated(last)) {
+      return absl::UnauthenticatedError(absl::StrFormat(
+          "%s: the coordinator at %s refused this rank's code: do all ranks have the same %s? "
+          "(%s)",
+          who, options.coordinator, options.secret_source, last.message()));
+    }
     if (!absl::IsUnavailable(last)) {
       return absl::Status(last.code(), absl::StrCat(who, ": ", last.message()));
     }
@@ -389,7 +427,7 @@ absl::StatusOr<std::vector<std::string>> ExchangeAddresses(const AddressExchange
         who, options.coordinator, absl::FormatDuration(options.deadline), last.message()));
   }
   // Best effort: the coordinator stops at its deadline without it.
-  (void)client->CallSync(kAddressExchangeDone, {std::to_string(options.rank), {}},
+  (void)client->CallSync(kAddressExchangeDone, {FormatDone(*key, options.rank), {}},
                          std::min(deadline, absl::Now() + absl::Seconds(5)));
   // Rank 0 stops serving once every rank has its answer; a rank that
   // never confirms is no failure of this one.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
+#include <memory>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -16,9 +17,14 @@
 #include "runtime/distributed/address_exchange.h"
 #include "runtime/distributed/slurm_env.h"
 #include "runtime/distributed/tf_config.h"
+#include "transport/curve.h"
 
 namespace rill {
 namespace {
+
+// The user's secret for the address exchange, and OpenMPI's per-job key.
+constexpr char kExchangeTokenVar[] = "RILL_EXCHANGE_TOKEN";
+constexpr char kOpenMpiJobKeyVar[] = "OMPI_MCA_orte_precondition_transports";
 
 // The flags that name a cluster; "issync" and "curve_keys" only qualify one.
 constexpr const char* kClusterFlags[] = {"ps_hosts", "worker_hosts", "job_name", "task_index"};
@@ -185,6 +191,48 @@ absl::StatusOr<ResolvedCluster> ResolveSlurm(const ClusterResolverOptions& optio
   return resolved;
 }
 
+// What keeps strangers out of the address exchange: the cluster's CURVE
+// keys when --curve_keys names them, and always a secret that every rank
+// has and a stranger does not, first of
+// - RILL_EXCHANGE_TOKEN, the user's own: the one to trust most;
+// - the secret key of --curve_keys, which a cluster's members share;
+// - the key OpenMPI's mpirun makes for each job (from /dev/urandom) and
+//   hands every rank in its environment. Another user on a rank's host
+//   cannot read it there, but mpirun's daemons on other hosts get it over
+//   OpenMPI's own unencrypted connections, so a stranger who can watch
+//   that traffic can learn it. A job id, or anything else MPI sets, is no
+//   secret: mpirun numbers its jobs predictably.
+// MPICH's Hydra hands its ranks no secret: there, RILL_EXCHANGE_TOKEN.
+absl::Status SetExchangeAuth(const ClusterResolverOptions& options,
+                             AddressExchangeOptions& exchange) {
+  if (const auto keys = options.flags.find("curve_keys"); keys != options.flags.end()) {
+    absl::StatusOr<CurveKeys> loaded = LoadCurveKeys(keys->second);
+    if (!loaded.ok()) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat("--curve_keys: ", loaded.status().message()));
+    }
+    exchange.curve = std::make_shared<const CurveKeys>(*std::move(loaded));
+  }
+  if (std::optional<std::string> token = options.env(kExchangeTokenVar)) {
+    exchange.secret = *std::move(token);
+    exchange.secret_source = kExchangeTokenVar;
+  } else if (exchange.curve != nullptr) {
+    exchange.secret = exchange.curve->secret_key;
+    exchange.secret_source = "the secret key of --curve_keys";
+  } else if (std::optional<std::string> job_key = options.env(kOpenMpiJobKeyVar)) {
+    exchange.secret = *std::move(job_key);
+    exchange.secret_source = kOpenMpiJobKeyVar;
+  } else {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "MPI: nothing secret to authenticate the address exchange with, without which a stranger "
+        "could put its own address into the cluster: set %s to the same random text for every "
+        "rank (`export %s=$(openssl rand -hex 16)` before mpiexec; OpenMPI's mpirun passes it "
+        "on with `-x %s`), or give the cluster's keys with --curve_keys",
+        kExchangeTokenVar, kExchangeTokenVar, kExchangeTokenVar));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ResolvedCluster> ResolveMpi(const ClusterResolverOptions& options) {
   const EnvLookup& env = options.env;
   constexpr char kWhy[] = "is this a process that mpirun started?";
@@ -214,6 +262,7 @@ absl::StatusOr<ResolvedCluster> ResolveMpi(const ClusterResolverOptions& options
   exchange.size = size;
   exchange.host = options.host;
   exchange.deadline = options.exchange_deadline;
+  RETURN_IF_ERROR(SetExchangeAuth(options, exchange));
   ASSIGN_OR_RETURN(const std::vector<std::string> addresses, ExchangeAddresses(exchange));
   ResolvedCluster resolved;
   resolved.source = ClusterSource::kMpi;

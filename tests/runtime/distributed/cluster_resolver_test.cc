@@ -10,11 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/notification.h"
-#include "runtime/distributed/address_exchange.h"
 #include "runtime/distributed/slurm_env.h"
 #include "tests/test_util.h"
-#include "transport/rpc.h"
 
 namespace rill {
 namespace {
@@ -356,8 +353,11 @@ TEST(MpiResolver, ThreeRanksExchangeAddressesThroughRankZero) {
   std::vector<std::thread> ranks;
   for (int rank : {2, 1, 0}) {
     ranks.emplace_back([&, rank] {
+      // The secret OpenMPI's mpirun hands every rank of a job.
       ClusterResolverOptions options =
-          WithEnv({{"OMPI_COMM_WORLD_RANK", std::to_string(rank)}, {"OMPI_COMM_WORLD_SIZE", "3"}});
+          WithEnv({{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
+                   {"OMPI_COMM_WORLD_SIZE", "3"},
+                   {"OMPI_MCA_orte_precondition_transports", "5dc032404b41965c-4e3353b4b0065bb0"}});
       options.source = ClusterSource::kMpi;
       options.coordinator = coordinator;
       results[rank] = ResolveCluster(options);
@@ -379,11 +379,32 @@ TEST(MpiResolver, ThreeRanksExchangeAddressesThroughRankZero) {
 
 TEST(MpiResolver, ARankThatCannotReachTheCoordinatorFailsNamingIt) {
   const std::string coordinator = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
-  ClusterResolverOptions options =
-      WithEnv({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"RILL_COORDINATOR", coordinator}});
+  ClusterResolverOptions options = WithEnv({{"PMI_RANK", "1"},
+                                            {"PMI_SIZE", "2"},
+                                            {"RILL_COORDINATOR", coordinator},
+                                            {"RILL_EXCHANGE_TOKEN", "0123456789abcdef0123"}});
   options.exchange_deadline = absl::Seconds(1);
   EXPECT_THAT(ResolveCluster(options),
               StatusIs(kDeadline, AllOf(HasSubstr("MPI rank 1 of 2"), HasSubstr(coordinator))));
+}
+
+// Without a secret a stranger could join the exchange: refused before it
+// starts, saying where a secret comes from.
+TEST(MpiResolver, ASecretIsRequiredAndMustBeLongEnough) {
+  const std::string coordinator = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
+  Env env = {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"RILL_COORDINATOR", coordinator}};
+  EXPECT_THAT(
+      ResolveCluster(WithEnv(env)),
+      StatusIs(kInvalid, AllOf(HasSubstr("nothing secret"), HasSubstr("RILL_EXCHANGE_TOKEN"),
+                               HasSubstr("--curve_keys"))));
+  env["RILL_EXCHANGE_TOKEN"] = "guessable";
+  EXPECT_THAT(ResolveCluster(WithEnv(env)),
+              StatusIs(kInvalid, HasSubstr("RILL_EXCHANGE_TOKEN: a secret of 9 bytes")));
+  ClusterResolverOptions options = WithEnv(env);
+  options.flags["curve_keys"] = testing::MakeTempDir() + "/none";
+  const absl::Status no_keys = ResolveCluster(options).status();
+  EXPECT_FALSE(no_keys.ok());
+  EXPECT_THAT(std::string(no_keys.message()), HasSubstr("--curve_keys: "));
 }
 
 TEST(MpiResolver, MissingCoordinatorOrSizeIsNamed) {
@@ -394,54 +415,6 @@ TEST(MpiResolver, MissingCoordinatorOrSizeIsNamed) {
   EXPECT_THAT(ResolveCluster(options), StatusIs(kInvalid, HasSubstr("PMI_SIZE is not set")));
   options = WithEnv({{"PMI_RANK", "2"}, {"PMI_SIZE", "2"}});
   EXPECT_THAT(ResolveCluster(options), StatusIs(kPrecondition, HasSubstr("PMI_RANK 2 is out")));
-}
-
-TEST(AddressExchange, TheCoordinatorEndsAtItsDeadlineNamingTheMissingRanks) {
-  const std::string coordinator = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
-  AddressExchangeOptions options;
-  options.coordinator = coordinator;
-  options.rank = 0;
-  options.size = 3;
-  options.deadline = absl::Seconds(1);
-  EXPECT_THAT(ExchangeAddresses(options),
-              StatusIs(kDeadline, AllOf(HasSubstr(coordinator), HasSubstr("without ranks 1, 2"))));
-}
-
-TEST(AddressExchange, ARankRegisteringTwiceWithAnotherAddressIsRefused) {
-  const std::string address = absl::StrFormat("127.0.0.1:%d", testing::FreePort());
-  ASSERT_OK_AND_ASSIGN(auto coordinator, AddressExchangeCoordinator::Start(
-                                             address, 2, absl::Now() + absl::Seconds(30)));
-  RpcClientOptions client_options;
-  client_options.address = address;
-  client_options.prefer_ipc = false;
-  ASSERT_OK_AND_ASSIGN(auto client, RpcClient::Connect(client_options));
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  // Rank 1's registration waits for rank 0's; registering rank 1 again
-  // with another address, or rank 0 with rank 1's, is refused.
-  absl::Notification answered;
-  absl::Status first;
-  client->Call(kAddressExchangeRegister, {"1 2 127.0.0.1:1001", {}}, deadline,
-               [&](absl::Status status, RpcMessage) {
-                 first = status;
-                 answered.Notify();
-               });
-  EXPECT_THAT(client->CallSync(kAddressExchangeRegister, {"1 2 127.0.0.1:1002", {}}, deadline),
-              StatusIs(kInvalid, HasSubstr("rank 1 registered twice")));
-  EXPECT_THAT(client->CallSync(kAddressExchangeRegister, {"0 2 127.0.0.1:1001", {}}, deadline),
-              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("rank 1 holds")));
-  EXPECT_THAT(client->CallSync(kAddressExchangeRegister, {"0 3 127.0.0.1:1003", {}}, deadline),
-              StatusIs(kInvalid, HasSubstr("a job of 2 ranks")));
-  EXPECT_THAT(client->CallSync(kAddressExchangeRegister, {"zero", {}}, deadline),
-              StatusIs(kInvalid, HasSubstr("not 'RANK SIZE HOST:PORT'")));
-  ASSERT_OK_AND_ASSIGN(RpcMessage reply, client->CallSync(kAddressExchangeRegister,
-                                                          {"0 2 127.0.0.1:1003", {}}, deadline));
-  EXPECT_EQ(reply.body, "127.0.0.1:1003\n127.0.0.1:1001");
-  answered.WaitForNotification();
-  EXPECT_OK(first);
-  for (const char* rank : {"0", "1"}) {
-    EXPECT_OK(client->CallSync(kAddressExchangeDone, {rank, {}}, deadline).status());
-  }
-  EXPECT_OK(coordinator->WaitDone());
 }
 
 }  // namespace
