@@ -25,7 +25,9 @@ constexpr char kUsage[] =
     "  open: plots are inline SVG\n"
     "  --quiet: no progress line on stderr while the event files are read\n"
     "  A file that cannot be read is skipped with a warning; the command fails only when\n"
-    "  nothing can be.\n";
+    "  nothing can be. A trace nested deeper than 64 levels is skipped so. Traces are read\n"
+    "  as a stream; of a big trace the page draws the longest slices, of many tags the\n"
+    "  first 100, and it says what it left out.\n";
 
 int Fail(const std::string& reason) {
   fmt::print(stderr, "rill report: {}\n", OneLine(reason));
