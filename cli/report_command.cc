@@ -55,13 +55,17 @@ int RunReportCommand(const std::vector<std::string>& args) {
     return PrintUsageError("rill report", absl::InvalidArgumentError("--out is empty"), kUsage);
   }
 
+  const std::string out =
+      out_flag ? *out_flag : (std::filesystem::path(logdir) / "report.html").string();
+  // Refused before the log directory is read, which may take a while.
+  if (const absl::Status bad = io::CheckOutputPath(out); !bad.ok()) {
+    return Fail(fmt::format("--out: {}", std::string(bad.message())));
+  }
   absl::StatusOr<ReportData> data = ReadLogdir(logdir, /*progress=*/!parsed->Has("quiet"));
   if (!data.ok()) return Fail(std::string(data.status().message()));
   for (const std::string& warning : data->warnings) {
     fmt::print(stderr, "rill report: warning: {}\n", OneLine(warning));
   }
-  const std::string out =
-      out_flag ? *out_flag : (std::filesystem::path(logdir) / "report.html").string();
   if (const absl::Status written = io::WriteFileAtomically(out, RenderReportHtml(*data));
       !written.ok()) {
     return Fail(fmt::format("cannot write '{}': {}", out, std::string(written.message())));

@@ -349,6 +349,12 @@ absl::StatusOr<std::string> RestorePrefix(const std::string& flag) {
 }
 
 absl::Status Run(const RunFlags& flags) {
+  // Refused before any step runs, not after: the trace replaces its file.
+  if (flags.trace_path) {
+    if (absl::Status bad = io::CheckOutputPath(*flags.trace_path); !bad.ok()) {
+      return absl::InvalidArgumentError(fmt::format("--trace: {}", std::string(bad.message())));
+    }
+  }
   ASSIGN_OR_RETURN(LoadedGraph loaded, LoadGraphFile(flags.graph_path));
   GraphDef& def = loaded.graph;
   std::unique_ptr<Saver> saver;

@@ -1,9 +1,14 @@
 // Runs `rill report` (the real binary, RILL_BIN) on log directories written
 // here as training writes them: event files of several tasks, a checkpoint
 // state and a Chrome trace; and on damaged ones.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -295,6 +300,36 @@ TEST_F(ReportCommand, FailsOnAMissingOrEmptyDirectory) {
   r = RunReport({logdir_});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("'" + logdir_ + "' holds no event files"));
+}
+
+// --out over a device (a private node here, never one in /dev) or a FIFO
+// is refused before the log directory is read, and the node stays.
+TEST_F(ReportCommand, OutRefusesToReplaceADeviceOrAFifo) {
+  WriteTask("worker0", 1.0);
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  RunResult r = RunReport({logdir_, "--out", fifo});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr("'" + fifo + "' is a FIFO, not a regular file: refusing to replace it"));
+  struct stat st {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+  const std::string device = dir_ + "/null";
+  if (mknod(device.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "mknod refused (it needs root): " << std::strerror(errno);
+  }
+  r = RunReport({logdir_, "--out", device});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err,
+              HasSubstr("'" + device +
+                        "' is a character device, not a regular file: refusing to replace it"));
+  ASSERT_EQ(lstat(device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_THAT(entry.path().string(), Not(HasSubstr(".tempstate")));
+  }
 }
 
 TEST_F(ReportCommand, UsageErrorsExitWithTwo) {

@@ -1,9 +1,12 @@
 // Runs `rill run` (the real binary, RILL_BIN) as a user would.
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -116,6 +119,44 @@ TEST_F(RunCommand, TraceWritesTheLastStepsTimeline) {
                "--trace", dir_ + "/missing/dir/trace.json"});
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_THAT(unwritable.err, HasSubstr(dir_ + "/missing/dir"));
+}
+
+// --trace over a device (a private node here, never one in /dev), a FIFO
+// or a directory is refused before any step runs, and the node stays.
+TEST_F(RunCommand, TraceRefusesToReplaceWhatIsNotARegularFile) {
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string device = dir_ + "/null";
+  const bool have_device = mknod(device.c_str(), S_IFCHR | 0600, makedev(1, 3)) == 0;
+  const int mknod_error = errno;
+  std::vector<std::pair<std::string, std::string>> nodes = {{fifo, "a FIFO"},
+                                                            {dir_, "a directory"}};
+  if (have_device) nodes.emplace_back(device, "a character device");
+  for (const auto& [path, kind] : nodes) {
+    const RunResult r = RunRill({GraphPath("rust_addition.pb"), "--feed", "x=3", "--feed", "y=1",
+                                 "--fetch", "z", "--trace", path});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--trace: '" + path + "' is " + kind +
+                                 ", not a regular file: refusing to replace it"));
+    EXPECT_EQ(r.out, "") << "no step runs";
+  }
+  struct stat st {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  if (!have_device) GTEST_SKIP() << "mknod refused (it needs root): " << std::strerror(mknod_error);
+  ASSERT_EQ(lstat(device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+// --out does not write into a FIFO or a device that has a fetch's name.
+TEST_F(RunCommand, OutRefusesToWriteIntoAFifoOrDevice) {
+  const std::string out = dir_ + "/fetched";
+  std::filesystem::create_directories(out);
+  ASSERT_EQ(mkfifo((out + "/z.npy").c_str(), 0600), 0);
+  const RunResult r = RunRill({GraphPath("rust_addition.pb"), "--feed", "x=3", "--feed", "y=1",
+                               "--fetch", "z", "--out", out});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'" + out + "/z.npy' is a FIFO, not a regular file"));
 }
 
 // Issue 4's rule: spreading the graph over local devices (variables on
