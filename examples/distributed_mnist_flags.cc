@@ -225,6 +225,8 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
 absl::StatusOr<ClusterResolverOptions> ResolverOptions(const Flags& flags) {
   ClusterResolverOptions options;
   options.flags = flags.cluster;
+  // An MPI job's address exchange speaks CURVE with the cluster's keys.
+  if (!flags.curve_keys.empty()) options.flags["curve_keys"] = flags.curve_keys;
   RETURN_IF_ERROR(ApplyClusterResolverFlags(flags.resolver, options));
   return options;
 }
