@@ -5,6 +5,7 @@
 #   scripts/setup.sh fuzz   also clang and libFuzzer (benches/fuzz.sh)
 #   scripts/setup.sh torch  also PyTorch, the baseline of benches/distributed_training.py
 #   scripts/setup.sh slurm  also Slurm's daemons and srun (benches/slurm.sh)
+#   scripts/setup.sh bench  also pyzmq, the real client of benches/stranger_probe.py
 set -euo pipefail
 
 packages=(
@@ -29,7 +30,9 @@ for group in "$@"; do
     torch) packages+=(python3-torch python3-numpy libopenblas0-pthread) ;;
     # benches/slurm.sh starts a single-node Slurm (no munge: auth/none).
     slurm) packages+=(slurmctld slurmd slurm-client) ;;
-    *) echo "setup: unknown package group '$group' (known: fuzz, torch, slurm)" >&2; exit 2 ;;
+    # benches/stranger_probe.py calls a server as a ZeroMQ DEALER would.
+    bench) packages+=(python3-zmq) ;;
+    *) echo "setup: unknown package group '$group' (known: fuzz, torch, slurm, bench)" >&2; exit 2 ;;
   esac
 done
 
