@@ -73,9 +73,12 @@ TEST(ClusterCommand, ThreeMpiRanksAgreeOnTheCluster) {
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 3; ++rank) {
     ranks.emplace_back([&, rank] {
-      runs[rank] = RunCluster({{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
-                               {"OMPI_COMM_WORLD_SIZE", "3"},
-                               {"RILL_COORDINATOR", coordinator}});
+      // The job's secret, which mpirun hands every rank.
+      runs[rank] = RunCluster(
+          {{"OMPI_COMM_WORLD_RANK", std::to_string(rank)},
+           {"OMPI_COMM_WORLD_SIZE", "3"},
+           {"OMPI_MCA_orte_precondition_transports", "419cfe6bc8f7078a-af10be36259fa0df"},
+           {"RILL_COORDINATOR", coordinator}});
     });
   }
   for (std::thread& rank : ranks) rank.join();
