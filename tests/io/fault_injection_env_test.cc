@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/bundle_format.h"
+#include "io/bundle_merge.h"
 #include "io/bundle_reader.h"
 #include "io/bundle_writer.h"
 #include "io/posix_file.h"
@@ -214,6 +215,47 @@ TEST_F(FaultInjectionEnvTest, ACrashAtAnyPointOfABundleWriteLeavesNoneOrAWholeOn
       } else {
         EXPECT_THAT(read, StatusIs(absl::StatusCode::kNotFound, ::testing::_)) << read.status();
       }
+    }
+  }
+}
+
+// A sharded save's merge renames each part's data file into place, then
+// writes the one index: a crash at any point leaves no merged checkpoint
+// or a whole one.
+TEST_F(FaultInjectionEnvTest, ACrashAtAnyPointOfAMergeLeavesNoneOrAWholeOne) {
+  const std::string parts = dir_ + "/model_temp/part";
+  const std::string merged = dir_ + "/model";
+  const auto write_parts = [&]() -> absl::Status {
+    std::filesystem::remove_all(dir_);
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<std::unique_ptr<BundleWriter>> writer =
+          BundleWriter::Create(parts + std::to_string(i), Env::Posix());
+      if (!writer.ok()) return writer.status();
+      absl::Status status =
+          i == 0 ? (*writer)->Add("w", Floats({2, 3})) : (*writer)->Add("b", Floats({-2}));
+      if (status.ok()) status = (*writer)->Finish();
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  };
+  const std::vector<std::string> inputs = {parts + "0", parts + "1"};
+  ASSERT_OK(write_parts());
+  FaultInjectionEnv counting(Env::Posix());
+  ASSERT_OK(MergeBundles(inputs, merged, {.env = &counting}));
+  ASSERT_THAT(ReadBundle(merged), ::rill::testing::IsOkAndHolds(2.0f));
+  int64_t ops = 0;
+  for (int op = 0; op < kNumFileOps; ++op) ops += counting.count(static_cast<FileOp>(op));
+  for (int64_t crash_at = 1; crash_at <= ops + 1; ++crash_at) {
+    SCOPED_TRACE(::testing::Message() << "crash before operation " << crash_at << " of " << ops);
+    ASSERT_OK(write_parts());
+    env_.CrashBeforeNthOp(crash_at);
+    const absl::Status status = MergeBundles(inputs, merged, {.env = &env_});
+    ASSERT_OK(env_.SimulateCrash());
+    const absl::StatusOr<float> read = ReadBundle(merged);
+    if (status.ok()) {
+      EXPECT_THAT(read, ::rill::testing::IsOkAndHolds(2.0f));
+    } else if (!read.ok()) {
+      EXPECT_THAT(read, StatusIs(absl::StatusCode::kNotFound, ::testing::_)) << read.status();
     }
   }
 }
