@@ -41,8 +41,22 @@ void ConnectionTable::Add(std::shared_ptr<ServerConnection> added) {
         port_, served_, absl::FormatDuration(limits_.idle_timeout));
   }
   if (static_cast<int>(waiting_.size()) > kMaxWaiting) {
-    const uint64_t oldest = waiting_.front();
-    Drop(oldest, absl::ResourceExhaustedError("over the connection cap, the longest waiting"));
+    // The oldest waiting connection that has had a handshake's grace and
+    // not used it goes; else the new one. A flood of fresh connections
+    // thus cannot push out a client before its handshake could end.
+    const absl::Time now = absl::Now();
+    uint64_t dropped = connection.id();
+    for (uint64_t id : waiting_) {
+      const ServerConnection& c = *connections_.at(id);
+      if (!c.handshake_done() && now - c.opened() >= kHandshakeGrace) {
+        dropped = id;
+        break;
+      }
+    }
+    Drop(dropped, absl::ResourceExhaustedError(
+                      dropped == connection.id()
+                          ? "over the connection cap, with every waiting place taken"
+                          : "over the connection cap, the longest waiting in its handshake"));
   }
 }
 

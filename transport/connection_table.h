@@ -60,7 +60,8 @@ class ConnectionTable {
   int served() const { return served_; }
 
   // Connections over the cap kept open to be told why; beyond this many
-  // the oldest is closed.
+  // the oldest still in its handshake past kHandshakeGrace is closed, or
+  // else the newest.
   static constexpr int kMaxWaiting = 64;
   // A connection in its handshake this long may lose its place to a new
   // one (a real client's handshake takes a round trip or two).

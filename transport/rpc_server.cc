@@ -48,9 +48,11 @@ constexpr uint64_t kTcpListener = 1;
 constexpr uint64_t kIpcListener = 2;
 constexpr uint64_t kWakeupId = 3;
 constexpr uint64_t kFirstConnection = 16;
-// Bytes read from one connection per turn, so that one fast sender does
-// not hold the others back.
+// Bytes and messages read from one connection per turn, so that one fast
+// sender does not hold the others back: a megabyte of six-byte messages
+// would be 175,000 of them.
 constexpr size_t kReadBudget = size_t{1} << 20;
+constexpr int64_t kReadMessages = 256;
 
 std::vector<zmq::message_t> ReplyFrames(RpcHeader header, const absl::Status& status,
                                         RpcMessage reply, ConnectionLoad::Ticket& ticket) {
@@ -273,7 +275,7 @@ class RpcServer::Impl {
         // One whose output is over its cap is read once its peer reads.
         if (connection == nullptr || connection->reading_paused()) continue;
         bool again = false;
-        absl::Status status = connection->Read(kReadBudget, &again);
+        absl::Status status = connection->Read(kReadBudget, kReadMessages, &again);
         if (!status.ok()) {
           connections_->Drop(id, status);
         } else if (again) {

@@ -23,6 +23,8 @@ namespace {
 constexpr size_t kCopyBelow = 4096;
 // iovecs per writev.
 constexpr int kMaxIovecs = 64;
+// A read into the staging buffer takes at most this much.
+constexpr size_t kStagedReadBytes = size_t{16} << 10;
 
 }  // namespace
 
@@ -43,12 +45,17 @@ ServerConnection::ServerConnection(int fd, uint64_t id, std::string name, bool l
 
 ServerConnection::~ServerConnection() { Close(); }
 
-absl::Status ServerConnection::Read(size_t budget, bool* more) {
+absl::Status ServerConnection::Read(size_t budget, int64_t messages, bool* more) {
   *more = false;
   size_t total = 0;
+  const int64_t first = requests_;
   for (;;) {
     const std::span<uint8_t> buffer = reader_.Buffer();
-    const ssize_t n = recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
+    // Small reads into the staging buffer (a frame's own memory takes what
+    // comes): one read holds at most a few thousand tiny messages.
+    const size_t want =
+        reader_.direct() ? buffer.size() : std::min(buffer.size(), kStagedReadBytes);
+    const ssize_t n = recv(fd_, buffer.data(), want, MSG_DONTWAIT);
     if (n == 0) return absl::CancelledError("the peer closed the connection");
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return absl::OkStatus();
@@ -58,7 +65,7 @@ absl::Status ServerConnection::Read(size_t budget, bool* more) {
     last_input_ = absl::Now();
     RETURN_IF_ERROR(reader_.Received(static_cast<size_t>(n)));
     total += static_cast<size_t>(n);
-    if (total >= budget) {
+    if (total >= budget || requests_ - first >= messages) {
       *more = true;
       return absl::OkStatus();
     }

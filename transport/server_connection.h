@@ -58,11 +58,11 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   ServerConnection(const ServerConnection&) = delete;
   ServerConnection& operator=(const ServerConnection&) = delete;
 
-  // Reads what the socket holds, up to about `budget` bytes; sets `more`
-  // when it stopped at the budget. Errors: the peer closed (CANCELLED) or
-  // broke the protocol or a limit (INVALID_ARGUMENT saying how); the
-  // connection must then be closed.
-  absl::Status Read(size_t budget, bool* more);
+  // Reads what the socket holds, up to about `budget` bytes or `messages`
+  // messages; sets `more` when it stopped at either. Errors: the peer
+  // closed (CANCELLED) or broke the protocol or a limit (INVALID_ARGUMENT
+  // saying how); the connection must then be closed.
+  absl::Status Read(size_t budget, int64_t messages, bool* more);
   // Queues a reply's frames, then writes what the socket takes now. The
   // ticket is given back once the last byte is written, or at Close.
   void Send(std::vector<zmq::message_t> frames, ConnectionLoad::Ticket ticket);

@@ -67,6 +67,8 @@ class ServerReader {
   // Where the next bytes received should go: never empty. A large frame's
   // body is read straight into its own memory.
   std::span<uint8_t> Buffer();
+  // The last Buffer() was a frame's own memory, not the staging buffer.
+  bool direct() const { return direct_; }
   // `n` bytes were written at the start of the last Buffer(). Errors: a violation
   // of the protocol or a limit that allows no answer, naming the byte
   // offset in the stream; the connection must then close.
