@@ -84,4 +84,20 @@ absl::Status ChannelCache::Learn(const std::string& task, const std::string& add
   return absl::OkStatus();
 }
 
+bool ChannelCache::Reconnect(const std::string& task) {
+  absl::MutexLock lock(&mu_);
+  auto client = clients_.find(task);
+  if (client == clients_.end() || retired_.size() >= static_cast<size_t>(kMaxRetired)) {
+    return false;
+  }
+  retired_.push_back(std::move(client->second));
+  clients_.erase(client);
+  return true;
+}
+
+int ChannelCache::reconnects() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(retired_.size());
+}
+
 }  // namespace rill

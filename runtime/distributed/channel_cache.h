@@ -40,6 +40,22 @@ class ChannelCache {
   // that no request can divert another task's tensors.
   absl::Status Learn(const std::string& task, const std::string& address);
 
+  // `task` may have restarted (a connection it pushed tensors on closed):
+  // the next Get makes a new client, which asks the peer again where it
+  // listens on this machine. The old client would go on sending to the
+  // restarted peer by tcp (its ipc socket still names the dead process's
+  // endpoint, and its replies keep it from ever timing out), which costs
+  // every large tensor a copy through the kernel, or CURVE's encryption,
+  // where shared memory costs none. The old client stays until the cache
+  // goes: a step or a master may still hold it. Returns whether a client
+  // was retired; false when there was none, or when kMaxRetired are kept
+  // already (the old client then stays in use).
+  bool Reconnect(const std::string& task);
+  // How many clients Reconnect retired.
+  int reconnects() const;
+
+  static constexpr int kMaxRetired = 64;
+
  private:
   const ClusterSpec cluster_;
   const RpcClientOptions options_;
@@ -48,6 +64,8 @@ class ChannelCache {
   absl::flat_hash_map<std::string, std::string> learned_ ABSL_GUARDED_BY(mu_);
   // Clients of tasks that moved: a step may still hold one.
   std::vector<std::unique_ptr<RpcClient>> moved_ ABSL_GUARDED_BY(mu_);
+  // Clients of tasks that may have restarted (Reconnect), for the same reason.
+  std::vector<std::unique_ptr<RpcClient>> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rill

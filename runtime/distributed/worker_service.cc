@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -109,7 +111,47 @@ int WorkerService::CancelRunning(const absl::Status& status) {
   return cancelled;
 }
 
+namespace {
+
+// Connections remembered by the task that pushed on them: as many as a
+// server keeps open, and more only if the transport stopped saying which
+// closed.
+constexpr size_t kMaxPushers = 1 << 16;
+
+}  // namespace
+
+void WorkerService::NotePusher(uint64_t connection, std::string_view key) {
+  if (connection == 0) return;  // Not from a server's connection.
+  {
+    absl::ReaderMutexLock lock(&pushers_mu_);
+    if (pushers_.contains(connection)) return;
+  }
+  // The key's first field is the sending device; a key that names no task
+  // there is not remembered.
+  absl::StatusOr<std::string> task = TaskOfDevice(key.substr(0, key.find(';')));
+  if (!task.ok() || *task == worker_->task()) return;
+  absl::MutexLock lock(&pushers_mu_);
+  if (pushers_.size() < kMaxPushers) pushers_.try_emplace(connection, *std::move(task));
+}
+
 int WorkerService::ConnectionClosed(uint64_t connection) {
+  std::optional<std::string> pusher;
+  {
+    absl::MutexLock lock(&pushers_mu_);
+    if (auto it = pushers_.find(connection); it != pushers_.end()) {
+      pusher = std::move(it->second);
+      pushers_.erase(it);
+    }
+  }
+  // A task that was killed and started again listens on another ipc
+  // endpoint: a new client finds it, where the old one would send every
+  // tensor by tcp from now on.
+  if (pusher.has_value() && channels_->Reconnect(*pusher)) {
+    OrDefault(log_)->Log(
+        "%s: the connection %s pushed tensors on closed (it may have restarted): pushes to it "
+        "go over a new connection",
+        worker_->task(), *pusher);
+  }
   std::vector<std::shared_ptr<Run>> orphans;
   {
     absl::MutexLock lock(&mu_);
@@ -190,6 +232,7 @@ void WorkerService::PushTensor(RpcMessage request, RpcDone done) {
                                                    request.tensors.size(), parsed->key())),
         {});
   }
+  NotePusher(request.connection, parsed->key());
   absl::Status delivered;
   {
     // The receiver's quick nodes run here, on the socket thread.

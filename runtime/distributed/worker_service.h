@@ -6,9 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/log_sink.h"
@@ -45,6 +48,10 @@ class WorkerService {
   // may have died mid-step, leaving them to wait for tensors that never
   // come. They end at once and free their executors and the tensors they
   // received. Returns how many; does not wait for them to end.
+  // The task that pushed tensors on `connection` may have died, and may
+  // come back as a new process: this task's pushes to it go over a new
+  // client (ChannelCache::Reconnect), which finds the new process's ipc
+  // endpoint and shared memory.
   int ConnectionClosed(uint64_t connection);
 
   // GetStatus, RegisterGraph, RunGraph, DeregisterGraph, PushTensor,
@@ -62,11 +69,17 @@ class WorkerService {
 
   struct Run;
 
+  // Remembers which task pushes on `connection` (the source of `key`).
+  void NotePusher(uint64_t connection, std::string_view key);
+
   Worker* const worker_;
   ChannelCache* const channels_;
   LogSink* const log_;
   absl::Mutex mu_;
   absl::flat_hash_set<std::shared_ptr<Run>> running_ ABSL_GUARDED_BY(mu_);
+  // The task that pushed tensors on each open connection, by connection.
+  absl::Mutex pushers_mu_;
+  absl::flat_hash_map<uint64_t, std::string> pushers_ ABSL_GUARDED_BY(pushers_mu_);
 };
 
 }  // namespace rill
