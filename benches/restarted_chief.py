@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How fast a job trains after its chief is killed and restarted, beside the same run before.
 
-    benches/restarted_chief.py [--build DIR] [--rounds N] [--before S] [--after S]
+    benches/restarted_chief.py [--build DIR[,DIR2...]] [--rounds N] [--before S] [--after S]
                                [--window S] [--pause S] [--curve] [--transport shm|ipc|tcp]
                                [--out DIR] [-- EXTRA distributed_mnist FLAGS]
 
@@ -16,9 +16,14 @@ steps per second in a window is the sum of both workers' rates there.
 Per round it prints the rate over the last 15 s before the kill (the baseline
 of that round), then the rate in each --window (10 s) after the restarted chief's
 first step, each as a share of the baseline, with worker 1's and the chief's
-own rates, and the time from the restart to the chief's first step. With
---rounds N, plain and --curve rounds alternate when --curve is "both", and
-the last lines give the medians. --curve (or --curve both) makes keys with
+own rates, the time from the restart to the chief's first step, and how many
+MB/s the ps sent the chief by tcp (from `ss`) before the kill and midway
+after the restart: about 0 while large tensors go through shared memory
+(--transport shm, the default), tens of MB/s when the ps's client of the
+restarted chief sends them by tcp. With
+--rounds N, plain and --curve rounds alternate when --curve is "both" (and
+the builds' rounds when --build names several), and the last lines give the
+medians. --curve (or --curve both) makes keys with
 `rill keygen` and passes --curve_keys to every task.
 """
 import argparse
@@ -108,6 +113,31 @@ def steps_in(samples, start, end):
     return at(end) - at(start)
 
 
+def tcp_bytes_sent(pid, port):
+    """Bytes the process `pid` sent so far by tcp to 127.0.0.1:`port` (None without `ss`)."""
+    try:
+        listing = subprocess.run(["ss", "-tinpH", "dst", f"127.0.0.1:{port}"], capture_output=True,
+                                 text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    total, mine = 0, False
+    for line in listing.splitlines():
+        if not line.startswith((" ", "\t")):
+            mine = f"pid={pid}," in line
+        elif mine:
+            m = re.search(r"bytes_sent:(\d+)", line)
+            total += int(m.group(1)) if m else 0
+    return total
+
+
+def tcp_rate(pid, port, seconds=5.0):
+    """MB/s the process `pid` sends by tcp to `port`, over `seconds` from now."""
+    first = tcp_bytes_sent(pid, port)
+    time.sleep(seconds)
+    last = tcp_bytes_sent(pid, port)
+    return None if first is None or last is None else max(0, last - first) / seconds / 1e6
+
+
 def wait_until(predicate, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -117,8 +147,8 @@ def wait_until(predicate, timeout, what):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
-def one_round(args, curve_keys, out):
-    program = f"{args.build}/examples/distributed_mnist"
+def one_round(args, build, curve_keys, out):
+    program = f"{build}/examples/distributed_mnist"
     ps_port, w0_port, w1_port = free_ports(3)
     logdir = tempfile.mkdtemp(prefix="logdir-", dir=out)
     common = [f"--ps_hosts=127.0.0.1:{ps_port}",
@@ -142,6 +172,10 @@ def one_round(args, curve_keys, out):
         wait_until(lambda: len(tasks["chief"].steps()) >= 2 and len(tasks["worker1"].steps()) >= 2,
                    120, "both workers' first steps")
         first = max(tasks["chief"].steps()[0][0], tasks["worker1"].steps()[0][0])
+        # What the ps sends the chief by tcp: nearly nothing while large
+        # tensors go through shared memory.
+        time.sleep(max(0.0, first + args.before - 6 - time.time()))
+        tcp_before = tcp_rate(tasks["ps"].process.pid, w0_port)
         time.sleep(max(0.0, first + args.before - time.time()))
         kill_time = time.time()
         tasks["chief"].kill()
@@ -152,6 +186,8 @@ def one_round(args, curve_keys, out):
         wait_until(lambda: tasks["chief"].first_line_time("Session initialization complete")
                    is not None, 120, "the restarted chief's session")
         begin = tasks["chief"].first_line_time("Session initialization complete")
+        time.sleep(max(0.0, begin + args.after / 2 - time.time()))
+        tcp_after = tcp_rate(tasks["ps"].process.pid, w0_port)
         time.sleep(max(0.0, begin + args.after - time.time()))
         end = time.time()
     finally:
@@ -166,7 +202,8 @@ def one_round(args, curve_keys, out):
     base_c = steps_in(c_old, b0, b1) / args.baseline
     result = {"baseline": base_w1 + base_c, "baseline_worker1": base_w1, "baseline_chief": base_c,
               "startup_s": begin - restart_time, "down_worker1": steps_in(w1, kill_time, begin) /
-              max(1e-9, begin - kill_time), "windows": []}
+              max(1e-9, begin - kill_time), "ps_to_chief_tcp_mb_s": [tcp_before, tcp_after],
+              "windows": []}
     t = begin
     while t + args.window <= end + 1e-6:
         r1 = steps_in(w1, t, t + args.window) / args.window
@@ -182,6 +219,10 @@ def show(label, r):
     print(f"{label}: before the kill {base:.0f} global steps/s (worker 1 {r['baseline_worker1']:.0f},"
           f" chief {r['baseline_chief']:.0f}); worker 1 alone while the chief was down "
           f"{r['down_worker1']:.0f}; restarted chief's first step {r['startup_s']:.1f} s after its start")
+    tcp = r["ps_to_chief_tcp_mb_s"]
+    if None not in tcp:
+        print(f"  the ps sent the chief {tcp[0]:.1f} MB/s by tcp before the kill, {tcp[1]:.1f} MB/s "
+              "after the restart (large tensors by shared memory: about 0)")
     for w in r["windows"]:
         print(f"  after +{w['from_s']:5.1f} s: {w['rate']:6.0f} steps/s ({w['rate'] / base:5.2f} of before;"
               f" worker 1 {w['worker1']:.0f}, chief {w['chief']:.0f})")
@@ -190,7 +231,9 @@ def show(label, r):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default="build")
+    parser.add_argument("--build", default="build",
+                        help="a build directory, or several separated by commas: their rounds "
+                             "alternate, for a before/after comparison in the same run")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--before", type=float, default=30)
     parser.add_argument("--baseline", type=float, default=15)
@@ -206,29 +249,38 @@ def main():
     args = parser.parse_args()
     if args.baseline > args.before:
         parser.error("--baseline must not exceed --before")
-    for binary in ("examples/distributed_mnist", "cli/rill"):
-        if not os.access(f"{args.build}/{binary}", os.X_OK):
-            sys.exit(f"restarted_chief.py: {args.build}/{binary} is missing: "
-                     f"ninja -C {args.build} examples/distributed_mnist cli/rill")
+    builds = args.build.split(",")
+    for build in builds:
+        for binary in ("examples/distributed_mnist", "cli/rill"):
+            if not os.access(f"{build}/{binary}", os.X_OK):
+                sys.exit(f"restarted_chief.py: {build}/{binary} is missing: "
+                         f"ninja -C {build} examples/distributed_mnist cli/rill")
     out = args.out or tempfile.mkdtemp(prefix="rill-restarted-chief.")
     os.makedirs(out, exist_ok=True)
     keys = ""
     if args.curve != "no":
         keys = f"{out}/keys"
         if not os.path.isdir(keys):
-            subprocess.run([f"{args.build}/cli/rill", "keygen", keys], check=True,
+            subprocess.run([f"{builds[0]}/cli/rill", "keygen", keys], check=True,
                            stdout=subprocess.DEVNULL)
-    variants = {"no": [""], "yes": ["curve"], "both": ["", "curve"]}[args.curve]
+    # (build, CURVE or not), alternated round by round.
+    variants = [(b, c) for b in builds
+                for c in {"no": [False], "yes": [True], "both": [False, True]}[args.curve]]
+
+    def label(variant):
+        build, curve = variant
+        return (f"{build}" if len(builds) > 1 else "") + (" (CURVE)" if curve else "")
+
     print(f"restarted_chief.py: {args.rounds} rounds, logs in {out}")
     results = {v: [] for v in variants}
     for i in range(args.rounds):
         order = variants if i % 2 == 0 else variants[::-1]
         for v in order:
-            round_dir = f"{out}/round{i}{'-' + v if v else ''}"
+            round_dir = f"{out}/round{i}-{variants.index(v)}"
             os.makedirs(round_dir, exist_ok=True)
-            r = one_round(args, keys if v else "", round_dir)
+            r = one_round(args, v[0], keys if v[1] else "", round_dir)
             results[v].append(r)
-            show(f"round {i}{' (CURVE)' if v else ''}", r)
+            show(f"round {i} {label(v)}".rstrip(), r)
             if args.json:
                 print("result: " + json.dumps(r))
     for v in variants:
@@ -236,7 +288,7 @@ def main():
         n = min(len(r["windows"]) for r in rs)
         shares = [statistics.median(r["windows"][k]["rate"] / r["baseline"] for r in rs)
                   for k in range(n)]
-        print(f"median over {len(rs)} rounds{' (CURVE)' if v else ''}: before "
+        print(f"median over {len(rs)} rounds {label(v)}: before "
               f"{statistics.median(r['baseline'] for r in rs):.0f} steps/s; after the restart, "
               "per window, as a share of the same round's before: " +
               ", ".join(f"{s:.2f}" for s in shares) +
