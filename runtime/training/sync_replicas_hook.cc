@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "graph/log_sink.h"
 #include "graph/status_macros.h"
 #include "runtime/training/queue_runner.h"
@@ -33,6 +34,7 @@ class SyncReplicasHook final : public SessionRunHook {
         worker_index_(options.worker_index),
         token_timeout_(options.token_timeout),
         live_workers_(options.live_workers),
+        contributed_(options.contributed),
         recount_every_(options.recount_every),
         round_patience_(options.round_patience),
         queue_runner_(std::vector<std::string>{names_.sync_op}, SyncLoopOptions()) {}
@@ -54,6 +56,13 @@ class SyncReplicasHook final : public SessionRunHook {
     if (elastic()) {
       replicas_now_ = -1;  // A new session: set them whatever they hold.
       live_logged_ = -1;
+      clocks_.clear();
+      if (contributed_ && !names_.clocks.empty()) {
+        // The baseline, before any worker of this session can tick.
+        const absl::Time read = absl::Now();
+        ASSIGN_OR_RETURN(const std::vector<Tensor> clocks, session.Run({}, {names_.clocks}));
+        NoteContributions(clocks[0], read);
+      }
       RETURN_IF_ERROR(Recount(session));
     }
     stopping_.store(false, std::memory_order_relaxed);
@@ -126,8 +135,18 @@ class SyncReplicasHook final : public SessionRunHook {
       if (stopping_.load(std::memory_order_relaxed)) {
         return absl::CancelledError("the sync loop stops");
       }
+      std::vector<std::string> fetches = names_.accumulated;
+      const bool watch_clocks = contributed_ && !names_.clocks.empty();
+      if (watch_clocks) fetches.push_back(names_.clocks);
+      const absl::Time read = absl::Now();
+      ASSIGN_OR_RETURN(std::vector<Tensor> counts, session.Run({}, fetches));
+      int joined = 0;
+      if (watch_clocks) {
+        joined = NoteContributions(counts.back(), read);
+        counts.pop_back();
+      }
       RETURN_IF_ERROR(Recount(session));
-      ASSIGN_OR_RETURN(const std::vector<Tensor> counts, session.Run({}, names_.accumulated));
+      RETURN_IF_ERROR(HandOutTokens(session, joined));
       int fewest = std::numeric_limits<int>::max();
       for (const Tensor& count : counts) fewest = std::min(fewest, count.scalar<int32_t>());
       if (fewest >= replicas_now_) return absl::OkStatus();
@@ -137,6 +156,25 @@ class SyncReplicasHook final : public SessionRunHook {
       absl::SleepFor(pause);
       pause = std::min(2 * pause, recount_every_);
     }
+  }
+
+  // The workers whose clocks moved since the last read (begun at
+  // clocks_read_), told to `contributed_`; returns how many of them count
+  // now and did not before.
+  int NoteContributions(const Tensor& clocks, absl::Time read) {
+    int joined = 0;
+    const int64_t n = clocks.NumElements();
+    if (static_cast<int64_t>(clocks_.size()) == n) {
+      for (int64_t w = 0; w < n; ++w) {
+        if (clocks.data<int64_t>()[w] > clocks_[w] &&
+            contributed_(static_cast<int>(w), clocks_read_)) {
+          ++joined;
+        }
+      }
+    }
+    clocks_.assign(clocks.data<int64_t>(), clocks.data<int64_t>() + n);
+    clocks_read_ = read;
+    return joined;
   }
 
   // Elastic: the round aggregates as many gradients as workers are live
@@ -248,6 +286,7 @@ class SyncReplicasHook final : public SessionRunHook {
   const int worker_index_;
   const absl::Duration token_timeout_;
   const std::function<int()> live_workers_;
+  const std::function<bool(int, absl::Time)> contributed_;
   const absl::Duration recount_every_;
   const absl::Duration round_patience_;
   int live_logged_ = -1;  // The live workers Recount last logged.
@@ -256,6 +295,10 @@ class SyncReplicasHook final : public SessionRunHook {
   // Elastic: what the variables were last set to.
   int replicas_now_ = -1;
   int64_t tokens_now_ = -1;
+  // Elastic with `contributed_`: the clocks at the sync loop's last read,
+  // and when that read began.
+  std::vector<int64_t> clocks_;
+  absl::Time clocks_read_;
   QueueRunner queue_runner_;
 };
 

@@ -80,6 +80,15 @@ struct SyncReplicasOptions {
   int min_replicas_to_aggregate = -1;
   // The chief's: the workers live now (a job's membership).
   std::function<int()> live_workers;
+  // The chief's, with clocks (worker_index >= 0): its sync loop reads the
+  // clocks and calls this for each worker whose clock moved (it sent a
+  // gradient) since the previous read, which began at `since`, e.g.
+  // JobMembership::Contributed. True when that made the worker count in
+  // live_workers: the loop then hands out one more token, since the
+  // worker's first step took none and the rounds before did not count it.
+  // So live_workers may count only the workers that send gradients, and
+  // a member that never does holds no round up.
+  std::function<bool(int worker, absl::Time since)> contributed;
   absl::Duration recount_every = absl::Milliseconds(50);
   // How long a round waits for gradients the live workers owe it before it
   // goes with those it has (at least M; the late workers are backups).
