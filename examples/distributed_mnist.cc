@@ -214,9 +214,12 @@ std::unique_ptr<SummaryWriter> WorkerRateWriter(const Flags& flags, int task) {
 }
 
 // A worker other than the chief says it lives to the chief's server (the
-// job's coordinator) while it trains, and leaves when it ends.
+// job's coordinator) while it trains, and leaves when it ends; a joiner
+// with the token its join returned, a worker of the spec with none (its
+// first heartbeat joins it).
 absl::StatusOr<std::unique_ptr<JobMember>> StayInJob(const Flags& flags, const ServerConfig& config,
-                                                     const Server& server) {
+                                                     const Server& server,
+                                                     const std::string& member_token) {
   const std::vector<int> workers = config.cluster.TaskIndices("worker");
   if (config.task.index == 0 || workers.empty() || workers.front() != 0) return nullptr;
   JobMemberOptions member;
@@ -224,11 +227,13 @@ absl::StatusOr<std::unique_ptr<JobMember>> StayInJob(const Flags& flags, const S
   if (!flags.join.empty()) member.coordinator = flags.join;
   ASSIGN_OR_RETURN(member.address, config.cluster.TaskAddress("worker", config.task.index));
   member.task_index = config.task.index;
+  member.member_token = member_token;
   member.curve = server.curve();
   return JobMember::Start(member, absl::Seconds(1));
 }
 
-absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
+absl::Status RunWorker(const Flags& flags, const ServerConfig& config,
+                       const std::string& member_token = "") {
   const int task = config.task.index;
   if (const GpuQuery gpus = QueryGpuDevices(); flags.device == "gpu" && gpus.devices.empty()) {
     return absl::FailedPreconditionError("--device gpu: this machine has no GPU: " + gpus.reason);
@@ -248,15 +253,24 @@ absl::Status RunWorker(const Flags& flags, const ServerConfig& config) {
 
   ASSIGN_OR_RETURN(std::unique_ptr<Server> server,
                    Server::Create(TaskServerOptions(flags, config)));
-  ASSIGN_OR_RETURN(DistributedMnistGraph graph,
-                   BuildDistributedMnistGraph(flags, config, [&server] {
-                     std::vector<int> live;
-                     for (const LiveMember& member : server->membership().Members()) {
-                       live.push_back(member.task_index());
-                     }
-                     return live;
-                   }));
-  ASSIGN_OR_RETURN(const std::unique_ptr<JobMember> member, StayInJob(flags, config, *server));
+  // Synchronous rounds wait only for the members that send gradients.
+  ASSIGN_OR_RETURN(
+      DistributedMnistGraph graph,
+      BuildDistributedMnistGraph(
+          flags, config,
+          [&server, sync = config.sync_replicas] {
+            if (sync) return server->membership().Counted(absl::Now());
+            std::vector<int> live;
+            for (const LiveMember& member : server->membership().Members()) {
+              live.push_back(member.task_index());
+            }
+            return live;
+          },
+          [&server](int worker, absl::Time since) {
+            return server->membership().Contributed(worker, since, absl::Now());
+          }));
+  ASSIGN_OR_RETURN(const std::unique_ptr<JobMember> member,
+                   StayInJob(flags, config, *server, member_token));
   const std::unique_ptr<SummaryWriter> rates = WorkerRateWriter(flags, task);
 
   const bool is_chief = task == 0;
@@ -418,13 +432,14 @@ absl::Status JoinAndRunWorker(const Flags& flags) {
     ASSIGN_OR_RETURN(CurveKeys keys, LoadCurveKeys(flags.curve_keys));
     member.curve = std::make_shared<const CurveKeys>(std::move(keys));
   }
-  ASSIGN_OR_RETURN(ServerConfig config, JoinJob(member, absl::Seconds(60)));
+  ASSIGN_OR_RETURN(JoinedJob joined, JoinJob(member, absl::Seconds(60)));
+  ServerConfig& config = joined.config;
   config.curve_keys = flags.curve_keys;
   config.sync_replicas = sync_replicas;
   fmt::print("Worker {}: joined the job at {} as worker {} of {} (at {})\n", config.task.index,
              flags.join, config.task.index, config.cluster.ToString(), member.address);
   std::fflush(stdout);
-  return RunWorker(flags, config);
+  return RunWorker(flags, config, joined.member_token);
 }
 
 absl::Status Run(const Flags& flags) {

@@ -91,7 +91,8 @@ void AddHistograms(const Scope& on_cpu, const std::vector<GradientAndVariable>& 
 
 absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
     const Flags& flags, const ServerConfig& config,
-    std::function<std::vector<int>()> live_workers) {
+    std::function<std::vector<int>()> live_workers,
+    std::function<bool(int worker, absl::Time since)> contributed) {
   const Scope root = ops::NewRootScope();
   const Variable global_step = CreateGlobalStep(root);
   const int num_workers = static_cast<int>(config.cluster.TaskIndices("worker").size());
@@ -133,6 +134,7 @@ absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
     options.local_device = worker_device;
     if (live_workers) {
       options.live_workers = [live_workers] { return static_cast<int>(live_workers().size()); };
+      options.contributed = std::move(contributed);
     }
     graph.mode = options.min_replicas_to_aggregate > 0
                      ? fmt::format("sync {} to {} of the live workers",

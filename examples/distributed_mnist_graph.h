@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "examples/distributed_mnist_flags.h"
 #include "graph/proto/graph.pb.h"
 #include "runtime/distributed/server.h"
@@ -47,10 +48,13 @@ struct DistributedMnistGraph {
 // The graph of worker `config.task` of `config.cluster`, as `flags` ask.
 // With --min_replicas_to_aggregate (synchronous) or --max_workers
 // (bounded staleness) the chief follows `live_workers`, the indices of the
-// workers its server's membership has now.
+// workers its server's membership has now (synchronous: those that
+// count), and tells `contributed` whose gradients its sync loop sees
+// (SyncReplicasOptions::contributed).
 absl::StatusOr<DistributedMnistGraph> BuildDistributedMnistGraph(
     const Flags& flags, const ServerConfig& config,
-    std::function<std::vector<int>()> live_workers = nullptr);
+    std::function<std::vector<int>()> live_workers = nullptr,
+    std::function<bool(int worker, absl::Time since)> contributed = nullptr);
 
 }  // namespace rill::examples
 

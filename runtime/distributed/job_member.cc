@@ -44,7 +44,7 @@ absl::StatusOr<std::pair<std::string, int>> SplitAddress(const std::string& addr
 
 }  // namespace
 
-absl::StatusOr<ServerConfig> JoinJob(const JobMemberOptions& options, absl::Duration wait) {
+absl::StatusOr<JoinedJob> JoinJob(const JobMemberOptions& options, absl::Duration wait) {
   ASSIGN_OR_RETURN(std::unique_ptr<RpcClient> client, ClientOf(options));
   JoinJobRequest request;
   request.set_job("worker");
@@ -59,11 +59,12 @@ absl::StatusOr<ServerConfig> JoinJob(const JobMemberOptions& options, absl::Dura
     if (reply.ok()) {
       ASSIGN_OR_RETURN(const JoinJobReply joined,
                        ParseReply<JoinJobReply>(*reply, options.coordinator));
-      ServerConfig config;
-      ASSIGN_OR_RETURN(config.cluster, ClusterSpec::Parse(joined.cluster()));
-      config.task = {"worker", joined.task_index()};
-      RETURN_IF_ERROR(config.cluster.CheckTask(config.task, "the coordinator's reply"));
-      return config;
+      JoinedJob job;
+      ASSIGN_OR_RETURN(job.config.cluster, ClusterSpec::Parse(joined.cluster()));
+      job.config.task = {"worker", joined.task_index()};
+      RETURN_IF_ERROR(job.config.cluster.CheckTask(job.config.task, "the coordinator's reply"));
+      job.member_token = joined.member_token();
+      return job;
     }
     if (!WorthRetrying(reply.status())) {
       return absl::Status(reply.status().code(),
@@ -86,7 +87,10 @@ absl::StatusOr<std::unique_ptr<JobMember>> JobMember::Start(const JobMemberOptio
 
 JobMember::JobMember(JobMemberOptions options, std::unique_ptr<RpcClient> client,
                      absl::Duration interval)
-    : options_(std::move(options)), client_(std::move(client)), interval_(interval) {
+    : options_(std::move(options)),
+      token_(options_.member_token),
+      client_(std::move(client)),
+      interval_(interval) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -97,6 +101,7 @@ JobMember::~JobMember() {
   request.set_job("worker");
   request.set_task_index(options_.task_index);
   request.set_address(options_.address);
+  request.set_member_token(token_);
   // A coordinator that does not answer drops this worker by its timeout.
   (void)client_->CallSync("LeaveJob", Request(request), absl::Now() + absl::Seconds(1));
 }
@@ -109,16 +114,26 @@ void JobMember::Loop() {
   LogSink* const log = OrDefault(options_.log);
   bool reached = true;
   do {
+    request.set_member_token(token_);
     absl::StatusOr<RpcMessage> reply =
         client_->CallSync("Heartbeat", Request(request), absl::Now() + kCallTimeout);
+    if (reply.ok()) {
+      absl::StatusOr<HeartbeatReply> beat =
+          ParseReply<HeartbeatReply>(*reply, options_.coordinator);
+      if (beat.ok()) {
+        token_ = beat->member_token();
+      } else {
+        reply = beat.status();
+      }
+    }
     if (reply.ok() != reached) {
       reached = reply.ok();
       if (reached) {
         log->Log("worker %d: the job's coordinator at %s answers again", options_.task_index,
                  options_.coordinator);
       } else {
-        log->Log("worker %d: the job's coordinator at %s does not answer: %s", options_.task_index,
-                 options_.coordinator, reply.status().message());
+        log->Log("worker %d: the job's coordinator at %s does not answer or refuses: %s",
+                 options_.task_index, options_.coordinator, reply.status().message());
       }
     }
   } while (!stop_.WaitForNotificationWithTimeout(interval_));

@@ -23,20 +23,30 @@ struct JobMemberOptions {
   // coordinator for one (a worker outside the cluster spec).
   std::string address;
   int task_index = -1;
+  // The token JoinJob returned; empty for a worker of the cluster spec,
+  // whose first heartbeat joins it (JobMembership states the contract).
+  std::string member_token;
   std::shared_ptr<const CurveKeys> curve;
   LogSink* log = nullptr;  // Lost and regained contact; null: stderr.
 };
 
-// Joins the job: this worker's config (its index, the ps tasks and the
-// live workers). Retries while the coordinator is not up, until `wait`
+struct JoinedJob {
+  ServerConfig config;       // The worker's index, the ps tasks and the live workers.
+  std::string member_token;  // For JobMemberOptions::member_token.
+};
+
+// Joins the job. Retries while the coordinator is not up, until `wait`
 // has passed (then DEADLINE_EXCEEDED naming it); the coordinator's
-// refusals (ALREADY_EXISTS, INVALID_ARGUMENT) come back at once.
-absl::StatusOr<ServerConfig> JoinJob(const JobMemberOptions& options, absl::Duration wait);
+// refusals (ALREADY_EXISTS, INVALID_ARGUMENT, PERMISSION_DENIED) come
+// back at once.
+absl::StatusOr<JoinedJob> JoinJob(const JobMemberOptions& options, absl::Duration wait);
 
 // Keeps a worker in its job: a heartbeat every interval from a thread of
-// its own (a worker the coordinator dropped joins again with it), and
-// LeaveJob when it goes. A coordinator out of reach is logged once, and
-// again when it answers. Thread safety: none needed (no methods).
+// its own, with its member token (a worker the coordinator dropped joins
+// again with it, and takes the new token the reply carries), and LeaveJob
+// with the token when it goes. A coordinator out of reach, or refusing,
+// is logged once, and again when it answers. Thread safety: none needed
+// (no methods).
 class JobMember {
  public:
   // Errors: a malformed coordinator address.
@@ -50,6 +60,7 @@ class JobMember {
   void Loop();
 
   const JobMemberOptions options_;
+  std::string token_;  // The thread's, then the destructor's once it ended.
   const std::unique_ptr<RpcClient> client_;
   const absl::Duration interval_;
   absl::Notification stop_;

@@ -107,6 +107,8 @@ class Server {
   // coordinator (the chief's): workers join it, stay by heartbeats
   // (JobMember) and are dropped when silent.
   const JobMembership& membership() const { return *membership_; }
+  // The same, for the chief's sync loop to say who contributed.
+  JobMembership& membership() { return *membership_; }
   // Returns once Stop has been called.
   void Join();
   void Stop();
