@@ -88,6 +88,7 @@ absl::StatusOr<ServerConfig> ClusterConfig(const Flags& flags) {
   }
   std::fflush(stdout);
   if (!flags.curve_keys.empty()) config.curve_keys = flags.curve_keys;
+  config.insecure = flags.insecure;
   return config;
 }
 
@@ -435,6 +436,7 @@ absl::Status JoinAndRunWorker(const Flags& flags) {
   ASSIGN_OR_RETURN(JoinedJob joined, JoinJob(member, absl::Seconds(60)));
   ServerConfig& config = joined.config;
   config.curve_keys = flags.curve_keys;
+  config.insecure = flags.insecure;
   config.sync_replicas = sync_replicas;
   fmt::print("Worker {}: joined the job at {} as worker {} of {} (at {})\n", config.task.index,
              flags.join, config.task.index, config.cluster.ToString(), member.address);

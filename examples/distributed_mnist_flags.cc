@@ -23,7 +23,7 @@ const char kDistributedMnistUsage[] =
     "           [--device auto|cpu|gpu] [--data DIR] [--log_every N] [--validate_every N]\n"
     "           [--save_checkpoint_secs N] [--save_checkpoint_steps N] [--trace_steps N]\n"
     "           [--keep_traces N]   (the newest N traced steps' files kept; 0: all; 20)\n"
-    "           [--curve_keys DIR] [--transport shm|ipc|tcp]\n"
+    "           [--curve_keys DIR | --insecure] [--transport shm|ipc|tcp]\n"
     "           [--gradient_compression none|fp16|bf16|topk:FRACTION[:WARMUP_STEPS][+fp16|+bf16]]\n"
     "           [--partitioner none|fixed:N|min_max:N[:BYTES]] [--ps_strategy round_robin|greedy]\n"
     "           [--quiet]   (no progress line on stderr)\n"
@@ -106,7 +106,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
                                        "min_replicas_to_aggregate",
                                        "max_workers"};
   ASSIGN_OR_RETURN(const cli::ParsedArgs parsed,
-                   cli::ParseOptionsOnly(args, names, {"quiet", "ps_exit_with_chief"},
+                   cli::ParseOptionsOnly(args, names, {"quiet", "ps_exit_with_chief", "insecure"},
                                          cli::RepeatedOption::kLastWins));
   Flags flags;
   if (parsed.help) {
@@ -115,6 +115,7 @@ absl::StatusOr<Flags> ParseFlags(const std::vector<std::string>& args) {
   }
   flags.quiet = parsed.Has("quiet");
   flags.ps_exit_with_chief = parsed.Has("ps_exit_with_chief");
+  flags.insecure = parsed.Has("insecure");
   const auto positive = [](std::string_view name, const std::string& value,
                            int64_t* out) -> absl::Status {
     if (!absl::SimpleAtoi(value, out) || *out < 1) {

@@ -29,6 +29,8 @@ struct Flags {
   // --ps_exit_with_chief: a ps task ends once the chief has ended (as it
   // does whenever the cluster comes from Slurm or MPI).
   bool ps_exit_with_chief = false;
+  // --insecure: serve a non-loopback address without CURVE keys.
+  bool insecure = false;
   std::string logdir;
   int64_t train_steps = 2000;
   int64_t batch_size = 64;

@@ -71,7 +71,7 @@ TEST(Server, WithoutKeysANonLoopbackAddressNeedsInsecure) {
   options.log = QuietLog();
   options.bind_ipc = false;
   ASSERT_OK_AND_ASSIGN(options.config.cluster,
-                       ClusterSpec::FromJobs({{"worker", {"127.0.0.1:0"}}}));
+                       ClusterSpec::FromJobs({{"worker", {"127.0.0.1:1"}}}));
   options.config.task = TaskId{"worker", 0};
   options.bind = "0.0.0.0:0";
   EXPECT_THAT(Server::Create(options),
