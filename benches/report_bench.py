@@ -13,7 +13,8 @@ a small event file, so that every build has something to draw):
   tags-N     one event file with N scalar tags
 
 and runs `rill report` on each with every build given, in turn. Prints per
-case and build: exit status, wall seconds, peak RSS (from /usr/bin/time -v;
+case and build: exit status, wall seconds, CPU seconds (user + system, from
+/usr/bin/time -v: on a shared machine the steadier figure), peak RSS (from /usr/bin/time -v;
 without it, or for a run killed at --timeout, the last VmHWM seen in
 /proc), and the size of the page written.
 """
@@ -126,10 +127,14 @@ def run_report(rill, logdir, out, timeout):
         seconds = time.monotonic() - start
         err.seek(0)
         stderr = err.read()
-    rss_kb = hwm
+    rss_kb, cpu = hwm, None
     for line in stderr.splitlines():
-        if has_time and not killed and 'Maximum resident set size' in line:
+        if not has_time or killed:
+            break
+        if 'Maximum resident set size' in line:
             rss_kb = int(line.split(':')[1])
+        elif 'User time (seconds)' in line or 'System time (seconds)' in line:
+            cpu = (cpu or 0) + float(line.split(':')[1])
     note = ''
     for line in stderr.splitlines():
         if 'warning' in line or 'rill report:' in line or 'terminate' in line:
@@ -142,7 +147,7 @@ def run_report(rill, logdir, out, timeout):
         state = 'ok'
     else:
         state = f'exit {proc.returncode}'
-    return {'status': state, 'seconds': seconds, 'rss_mb': rss_kb / 1024 if rss_kb else None,
+    return {'status': state, 'seconds': seconds, 'cpu': cpu, 'rss_mb': rss_kb / 1024 if rss_kb else None,
             'page_mb': os.path.getsize(out) / 2**20 if not killed and os.path.exists(out) else None,
             'note': note}
 
@@ -184,15 +189,15 @@ def main():
         write_events(logdir, args.tags)
         cases.append((f'{args.tags} tags', logdir))
 
-    print(f'{"case":<24} {"build":<7} {"status":<18} {"seconds":>8} {"peak RSS MB":>12} '
-          f'{"page MB":>8}  first warning')
+    print(f'{"case":<24} {"build":<7} {"status":<15} {"seconds":>8} {"CPU s":>7} '
+          f'{"peak RSS MB":>12} {"page MB":>8}  first warning')
     try:
         for name, logdir in cases:
             for build, rill in builds:
                 r = run_report(rill, logdir, os.path.join(work, f'{build}.html'), args.timeout)
-                print(f'{name:<24} {build:<7} {r["status"]:<18} {fmt(r["seconds"], "8.2f")} '
-                      f'{fmt(r["rss_mb"], "12.1f")} {fmt(r["page_mb"], "8.2f")}  {r["note"]}',
-                      flush=True)
+                print(f'{name:<24} {build:<7} {r["status"]:<15} {fmt(r["seconds"], "8.2f")} '
+                      f'{fmt(r["cpu"], "7.2f")} {fmt(r["rss_mb"], "12.1f")} '
+                      f'{fmt(r["page_mb"], "8.2f")}  {r["note"]}', flush=True)
     finally:
         if args.keep:
             print(f'log directories kept in {work}')
