@@ -22,7 +22,8 @@ constexpr char kWorkerJob[] = "worker";
 constexpr int kMaxTaskIndex = 1 << 20;
 constexpr size_t kTokenBytes = 16;
 constexpr size_t kMaxQuoted = 128;
-constexpr size_t kMaxAddressBytes = 255;
+// A peer's address appears in log lines: as short as a quoted string.
+constexpr size_t kMaxAddressBytes = kMaxQuoted;
 // Lines about pending members and refusals: this many per window.
 constexpr int kLinesPerWindow = 10;
 constexpr absl::Duration kLogWindow = absl::Seconds(10);

@@ -272,6 +272,9 @@ TEST(JobMembership, PeersBytesAreQuotedAndCutInRepliesAndLogs) {
   EXPECT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'\\n\\x1b[2JAAAA")));
   EXPECT_THAT(refused.message(), HasSubstr("... (100007 bytes)"));
   EXPECT_LT(refused.message().size(), 400u);
+  // Addresses end up in log lines: at most 128 bytes, printable.
+  EXPECT_THAT(membership.Join(Joiner(std::string(200, 'a') + ":1"), kStart),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is not HOST:PORT")));
   request = Joiner("127.0.0.1:3000");
   request.set_job(hostile);
   EXPECT_THAT(membership.Join(request, kStart).status().message().size(), ::testing::Lt(400u));
