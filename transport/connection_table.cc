@@ -193,6 +193,7 @@ void ConnectionTable::Check(absl::Time now) {
                                    c.handshake_done() ? "a message" : "the handshake",
                                    absl::FormatDuration(now - c.last_input()))));
     } else if (const absl::Time since = c.output_stalled_since(); now - since >= limit) {
+      c.ResetOnClose();
       stalled.emplace_back(id, absl::DeadlineExceededError(absl::StrFormat(
                                    "its peer has read none of its replies for %s (idle_timeout)",
                                    absl::FormatDuration(now - since))));

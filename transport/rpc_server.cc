@@ -145,7 +145,7 @@ class RpcServer::Impl {
           "refusing to serve %s without CURVE keys: anyone who reaches it could read and change "
           "every variable and read every tensor on the wire. Give the cluster keys "
           "(--curve_keys DIR, made by `rill keygen`), or say the network is trusted (--insecure)",
-          address));
+          address.substr(6)));
     }
     LimitProtobufLogs();
     limits_ = options_.limits;

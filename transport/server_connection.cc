@@ -244,6 +244,11 @@ int64_t ServerConnection::peak_output_bytes() {
   return peak_output_bytes_;
 }
 
+void ServerConnection::ResetOnClose() {
+  const linger reset{.l_onoff = 1, .l_linger = 0};
+  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+}
+
 void ServerConnection::Close() {
   std::deque<Chunk> dropped;
   {

@@ -73,6 +73,10 @@ class ServerConnection : private zmtp::ServerReader::Sink {
   // Writes what the socket takes at once (an ERROR the peer should read),
   // then closes it and drops what is queued. Idempotent.
   void Close();
+  // Makes Close reset the connection: what the kernel still holds for a
+  // peer that does not read is freed at once, and the peer learns of the
+  // close without reading first.
+  void ResetOnClose();
 
   uint64_t id() const { return id_; }
   int fd() const { return fd_; }

@@ -188,4 +188,19 @@ bool RawZmtpPeer::ClosedWithin(absl::Duration wait) {
   }
 }
 
+bool RawZmtpPeer::ClosedUnreadWithin(absl::Duration wait) {
+  const absl::Time deadline = absl::Now() + wait;
+  for (;;) {
+    // The server's close shows as a hang-up or a reset (RST, as it drops
+    // unread input); what it sent stays unread.
+    pollfd fd = {fd_, POLLRDHUP, 0};
+    const int64_t left = absl::ToInt64Milliseconds(deadline - absl::Now());
+    if (left <= 0) return false;
+    if (poll(&fd, 1, static_cast<int>(std::min<int64_t>(left, 100))) > 0 &&
+        (fd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+      return true;
+    }
+  }
+}
+
 }  // namespace rill::testing

@@ -51,6 +51,8 @@ class RawZmtpPeer {
   // Whether the server closes the connection within `wait` (what it
   // sends meanwhile is read and dropped).
   bool ClosedWithin(absl::Duration wait);
+  // The same without reading: a peer that never reads stays one.
+  bool ClosedUnreadWithin(absl::Duration wait);
 
  private:
   explicit RawZmtpPeer(int fd) : fd_(fd) {}
