@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "tests/test_util.h"
+#include "tests/transport/raw_socket.h"
 #include "tests/transport/raw_zmtp_peer.h"
 #include "transport/rpc.h"
 #include "transport/zmtp/protocol.h"
@@ -335,26 +336,6 @@ TEST_F(Curve, EveryCallOfARefusedClientFailsWithTheReason) {
   }
 }
 
-// A connected socket to 127.0.0.1:`port` from the local address `from`,
-// or -1: a source of its own, as a stranger on another host would be.
-int ConnectFrom(const char* from, int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  inet_pton(AF_INET, from, &local.sin_addr);
-  sockaddr_in remote{};
-  remote.sin_family = AF_INET;
-  remote.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
-      connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof(remote)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // 8,100 garbage HELLOs a second took a whole core of the socket thread.
 // Each source address now starts a bounded number of handshakes a second,
 // and a member from another address gets in while the flood goes on.
@@ -381,8 +362,9 @@ TEST_F(Curve, AFloodOfGarbageHellosFromOneAddressLeavesMembersServed) {
   std::thread flood([&] {
     // Bounded: 5,000 connections at most, and only while the member calls.
     for (int i = 0; i < 5'000 && !stop.load(std::memory_order_relaxed); ++i) {
-      const int fd = ConnectFrom("127.0.0.2", server->port());
-      if (fd < 0) continue;
+      absl::StatusOr<int> connected = testing::ConnectLoopback(server->port(), "127.0.0.2");
+      if (!connected.ok()) continue;
+      const int fd = *connected;
       if (send(fd, hello.data(), hello.size(), MSG_NOSIGNAL) > 0) sent.fetch_add(1);
       // Its greeting comes first; a connection over the budget is closed
       // without one.

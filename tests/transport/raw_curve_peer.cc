@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "tests/transport/raw_socket.h"
 #include "transport/zmtp/protocol.h"
 
 namespace rill::testing {
@@ -26,31 +27,10 @@ absl::StatusOr<std::unique_ptr<RawCurvePeer>> RawCurvePeer::Connect(int port,
                                                                     const CurveKeyPair& client,
                                                                     const CurveKey& server_key,
                                                                     const Options& options) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::ResourceExhaustedError(std::strerror(errno));
-  if (!options.local_address.empty()) {
-    sockaddr_in local{};
-    local.sin_family = AF_INET;
-    if (inet_pton(AF_INET, options.local_address.c_str(), &local.sin_addr) != 1 ||
-        bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0) {
-      const int error = errno;
-      close(fd);
-      return absl::UnavailableError(
-          absl::StrFormat("bind to %s: %s", options.local_address, std::strerror(error)));
-    }
-  }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    const int error = errno;
-    close(fd);
-    return absl::UnavailableError(
-        absl::StrFormat("connect to port %d: %s", port, std::strerror(error)));
-  }
+  absl::StatusOr<int> fd = ConnectLoopback(port, options.local_address);
+  if (!fd.ok()) return fd.status();
   auto peer = std::unique_ptr<RawCurvePeer>(
-      new RawCurvePeer(fd, CurveClient(client, server_key, CurveKeyPair::Random())));
+      new RawCurvePeer(*fd, CurveClient(client, server_key, CurveKeyPair::Random())));
   if (options.stop == Stop::kNothingSent) return peer;
   if (absl::Status s = peer->Greet(); !s.ok()) return s;
   if (options.stop == Stop::kAfterGreeting) return peer;
@@ -93,22 +73,10 @@ absl::Status RawCurvePeer::InitiateReady() {
   return curve_.Ready(*ready);
 }
 
-bool RawCurvePeer::Send(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
+bool RawCurvePeer::Send(std::string_view bytes) { return SendAll(fd_, bytes); }
 
 bool RawCurvePeer::SendFrame(uint8_t flags, std::string_view body) {
-  uint8_t header[zmtp::kLongHeaderBytes];
-  const size_t length = zmtp::EncodeFrameHeader(flags, body.size(), header);
-  return Send(std::string_view(reinterpret_cast<const char*>(header), length)) && Send(body);
+  return SendZmtpFrame(fd_, flags, body);
 }
 
 bool RawCurvePeer::SendCommand(std::string_view body) { return SendFrame(zmtp::kCommand, body); }
@@ -127,17 +95,7 @@ bool RawCurvePeer::SendRequest(const RpcHeader& header, const std::vector<std::s
 }
 
 bool RawCurvePeer::ReadExactly(size_t n, absl::Time deadline, std::string* out) {
-  out->clear();
-  while (out->size() < n) {
-    pollfd fd = {fd_, POLLIN, 0};
-    const int64_t wait = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (wait <= 0 || poll(&fd, 1, static_cast<int>(wait)) <= 0) return false;
-    char buffer[65536];
-    const ssize_t got = recv(fd_, buffer, std::min(sizeof(buffer), n - out->size()), 0);
-    if (got <= 0) return false;
-    out->append(buffer, static_cast<size_t>(got));
-  }
-  return true;
+  return testing::ReadExactly(fd_, n, deadline, out);
 }
 
 absl::StatusOr<RawCurvePeer::Frame> RawCurvePeer::ReadFrame(absl::Duration wait) {

@@ -13,24 +13,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "tests/transport/raw_socket.h"
 #include "transport/zmtp/protocol.h"
 
 namespace rill::testing {
 
 absl::StatusOr<std::unique_ptr<RawZmtpPeer>> RawZmtpPeer::Connect(int port, Stop stop) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::ResourceExhaustedError(std::strerror(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    const int error = errno;
-    close(fd);
-    return absl::UnavailableError(
-        absl::StrFormat("connect to port %d: %s", port, std::strerror(error)));
-  }
-  auto peer = std::unique_ptr<RawZmtpPeer>(new RawZmtpPeer(fd));
+  absl::StatusOr<int> fd = ConnectLoopback(port);
+  if (!fd.ok()) return fd.status();
+  auto peer = std::unique_ptr<RawZmtpPeer>(new RawZmtpPeer(*fd));
   if (stop == Stop::kNothingSent) return peer;
   // A client's greeting: the server's with the other role.
   std::string greeting = zmtp::ServerGreeting(zmtp::Mechanism::kNull);
@@ -56,22 +47,10 @@ absl::StatusOr<std::unique_ptr<RawZmtpPeer>> RawZmtpPeer::Connect(int port, Stop
 
 RawZmtpPeer::~RawZmtpPeer() { close(fd_); }
 
-bool RawZmtpPeer::Send(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
+bool RawZmtpPeer::Send(std::string_view bytes) { return SendAll(fd_, bytes); }
 
 bool RawZmtpPeer::SendFrame(uint8_t flags, std::string_view body) {
-  uint8_t header[zmtp::kLongHeaderBytes];
-  const size_t length = zmtp::EncodeFrameHeader(flags, body.size(), header);
-  return Send(std::string_view(reinterpret_cast<const char*>(header), length)) && Send(body);
+  return SendZmtpFrame(fd_, flags, body);
 }
 
 bool RawZmtpPeer::SendRequest(const RpcHeader& header, const std::vector<std::string>& frames) {
@@ -119,17 +98,7 @@ int64_t RawZmtpPeer::SendEmptyFrames(const std::string& method, int64_t frames) 
 }
 
 bool RawZmtpPeer::ReadExactly(size_t n, absl::Time deadline, std::string* out) {
-  out->clear();
-  while (out->size() < n) {
-    pollfd fd = {fd_, POLLIN, 0};
-    const int64_t wait = absl::ToInt64Milliseconds(deadline - absl::Now());
-    if (wait <= 0 || poll(&fd, 1, static_cast<int>(wait)) <= 0) return false;
-    char buffer[65536];
-    const ssize_t got = recv(fd_, buffer, std::min(sizeof(buffer), n - out->size()), 0);
-    if (got <= 0) return false;
-    out->append(buffer, static_cast<size_t>(got));
-  }
-  return true;
+  return testing::ReadExactly(fd_, n, deadline, out);
 }
 
 std::optional<RpcHeader> RawZmtpPeer::ReadReply(absl::Duration wait) {
