@@ -246,7 +246,7 @@ TEST(Strangers, APeerThatNeverReadsCannotMakeTheServerQueue) {
   const int64_t before = PeakResidentBytes(server.pid());
   const int64_t resident_before = ResidentBytes(server.pid());
   const int port = PortOf(cluster.worker_hosts[0]);
-  for (const std::string message :
+  for (const std::string& message :
        {std::string("\x00\x04\x10\x01\x3a\x00", 6),
         std::string("\x04\x07\x04PING\x00\x0a", 9)}) {
     ASSERT_OK_AND_ASSIGN(auto stranger, RawZmtpPeer::Connect(port));

@@ -30,6 +30,15 @@ Nonce CounterNonce(std::string_view prefix, uint64_t counter) {
 const uint8_t* Bytes(std::string_view s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 uint8_t* Bytes(std::string& s) { return reinterpret_cast<uint8_t*>(s.data()); }
 
+// crypto_box_easy; a key that is no usable point (which a test may send on
+// purpose) leaves a box of zeros, which never opens.
+void Box(uint8_t* out, const uint8_t* plain, size_t size, const Nonce& nonce, const uint8_t* to,
+         const uint8_t* from) {
+  if (crypto_box_easy(out, plain, size, nonce.data(), to, from) != 0) {
+    std::memset(out, 0, size + crypto_box_MACBYTES);
+  }
+}
+
 void EnsureSodium() {
   static const bool ready = sodium_init() >= 0;
   (void)ready;
@@ -88,8 +97,7 @@ std::string CurveClient::Hello(const HelloOptions& options) {
   const uint8_t zeros[64] = {};
   uint8_t box[80];
   const CurveKey& to = options.box_for.value_or(server_key_);
-  crypto_box_easy(box, zeros, sizeof(zeros), nonce.data(), to.data(),
-                  short_term_.secret_key.data());
+  Box(box, zeros, sizeof(zeros), nonce, to.data(), short_term_.secret_key.data());
   hello.append(reinterpret_cast<const char*>(box), sizeof(box));
   return hello;
 }
@@ -126,8 +134,8 @@ std::string CurveClient::Initiate(const InitiateOptions& options) {
   std::memcpy(vouch_plain, options.vouch_short_key.value_or(short_term_.public_key).data(), 32);
   std::memcpy(vouch_plain + 32, options.vouch_server_key.value_or(server_key_).data(), 32);
   uint8_t vouch[80];
-  crypto_box_easy(vouch, vouch_plain, sizeof(vouch_plain), vouch_nonce.data(),
-                  server_short_key_.data(), long_term.secret_key.data());
+  Box(vouch, vouch_plain, sizeof(vouch_plain), vouch_nonce, server_short_key_.data(),
+      long_term.secret_key.data());
 
   // Box[C + vouch + metadata](C'->S').
   const std::string metadata = options.metadata.value_or(
@@ -143,8 +151,8 @@ std::string CurveClient::Initiate(const InitiateOptions& options) {
   initiate.append(reinterpret_cast<const char*>(tail), 8);
   const Nonce nonce = MakeNonce("CurveZMQINITIATE", tail);
   std::string box(plain.size() + crypto_box_MACBYTES, '\0');
-  crypto_box_easy(Bytes(box), Bytes(plain), plain.size(), nonce.data(), server_short_key_.data(),
-                  short_term_.secret_key.data());
+  Box(Bytes(box), Bytes(plain), plain.size(), nonce, server_short_key_.data(),
+      short_term_.secret_key.data());
   return initiate + box;
 }
 

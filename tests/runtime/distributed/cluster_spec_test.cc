@@ -163,7 +163,7 @@ TEST(ClusterSpec, HostNamesAreAsLongAsDnsAllows) {
   const std::string longest = label + "." + label + "." + label + "." + std::string(61, 'b');
   ASSERT_EQ(longest.size(), 253u);
   EXPECT_OK(ClusterSpec::FromJobs({{"worker", {longest + ":1"}}}).status());
-  for (const std::string host : {longest + "b", std::string(64, 'a') + ".example",
+  for (const std::string& host : {longest + "b", std::string(64, 'a') + ".example",
                                  std::string(130'000, 'h')}) {
     EXPECT_THAT(ClusterSpec::FromJobs({{"worker", {host + ":1"}}}),
                 StatusIs(kInvalid, HasSubstr("HOST:PORT")))
