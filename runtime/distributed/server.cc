@@ -57,11 +57,6 @@ absl::StatusOr<std::shared_ptr<const CurveKeys>> CurveKeysOf(const ServerOptions
   return std::make_shared<const CurveKeys>(std::move(keys));
 }
 
-bool IsLoopback(const std::string& bind_address) {
-  const std::string host = SplitHostPort(bind_address.substr(bind_address.find("://") + 3)).first;
-  return host.starts_with("127.") || host == "[::1]" || host == "::1";
-}
-
 void LogCluster(LogSink* log, const ClusterSpec& cluster) {
   for (const std::string& job : cluster.jobs()) {
     std::vector<std::string> tasks;
@@ -191,7 +186,8 @@ absl::StatusOr<std::vector<RpcMethod>> Server::MakeServices(const ServerOptions&
   client_options.curve = curve_;
   if (!options.shared_memory) client_options.shm_min_bytes = 0;
   channels_ = std::make_unique<ChannelCache>(options.config.cluster, std::move(client_options));
-  if (curve_ == nullptr && !IsLoopback(bind_address)) {
+  const std::string bound = bind_address.substr(bind_address.find("://") + 3);
+  if (curve_ == nullptr && !IsLoopbackHost(bound)) {
     // It started only because the network is trusted (--insecure).
     log->Log(
         "warning: %s listens on %s without CURVE keys (--insecure): anyone who reaches it can "
