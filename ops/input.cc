@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "graph/allocator.h"
 #include "graph/node_builder.h"
 #include "graph/tensor_proto_util.h"
 
@@ -10,6 +11,14 @@ namespace rill::ops {
 
 AttrValue MakeTensorAttr(const Tensor& value) {
   return MakeAttr(TensorToProto(value, TensorProtoEncoding::kTypedValues));
+}
+
+Tensor ConstantTensor(const Scope& scope, const Input::Initializer& value) {
+  if (!value.status.ok()) {
+    scope.UpdateStatus(value.status);
+    return Tensor();
+  }
+  return value.tensor;
 }
 
 Output AsNodeOut(const Scope& scope, const Input& input) {
@@ -66,6 +75,54 @@ Input::Initializer::Initializer(std::initializer_list<Initializer> elements) {
         }
       },
       [] {});
+}
+
+Input::Initializer Input::Initializer::WithShape(const TensorShape& shape) const {
+  Initializer shaped = *this;
+  if (!status.ok()) return shaped;
+  if (!tensor.IsInitialized()) {
+    shaped.status = absl::InvalidArgumentError(
+        absl::StrFormat("Cannot give an uninitialized Tensor the shape %s", shape.DebugString()));
+    return shaped;
+  }
+  if (tensor.dims() == 0) {
+    // One value fills the shape, as TensorFlow's Const(scope, v, shape). A
+    // shape too large for one tensor is an error, not an abort.
+    absl::StatusOr<Tensor> filled = Tensor::Allocate(CpuAllocator(), tensor.dtype(), shape);
+    if (!filled.ok()) {
+      shaped.status = filled.status();
+      return shaped;
+    }
+    const bool fillable = DispatchType(
+        tensor.dtype(),
+        [&]<typename T>() {
+          std::fill_n(filled->data<T>(), shape.num_elements(), tensor.scalar<T>());
+          return true;
+        },
+        [] { return false; });
+    if (!fillable) {
+      shaped.status = absl::InvalidArgumentError(
+          absl::StrFormat("Cannot fill a constant of shape %s with a %s value", shape.DebugString(),
+                          DataTypeString(tensor.dtype())));
+      return shaped;
+    }
+    shaped.tensor = *std::move(filled);
+    return shaped;
+  }
+  if (tensor.NumElements() != shape.num_elements()) {
+    shaped.status = absl::InvalidArgumentError(
+        absl::StrFormat("A constant of shape %s needs %d values; the initializer has %d (shape %s)",
+                        shape.DebugString(), shape.num_elements(), tensor.NumElements(),
+                        tensor.shape().DebugString()));
+    return shaped;
+  }
+  absl::StatusOr<Tensor> reshaped = tensor.Reshaped(shape);
+  if (reshaped.ok()) {
+    shaped.tensor = *std::move(reshaped);
+  } else {
+    shaped.status = reshaped.status();
+  }
+  return shaped;
 }
 
 }  // namespace rill::ops

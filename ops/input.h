@@ -47,6 +47,11 @@ class Input {
     // Stacks equally shaped elements along a new leading dimension.
     Initializer(std::initializer_list<Initializer> elements);  // NOLINT
 
+    // This value in `shape`: a scalar is repeated to fill it; any other
+    // value needs shape.num_elements() elements, kept in order. A mismatch
+    // is the result's status.
+    Initializer WithShape(const TensorShape& shape) const;
+
     absl::Status status;
     Tensor tensor;
   };
@@ -91,6 +96,10 @@ class InputList {
 // A tensor attr (Const's `value`). Typed values, not tensor_content, keep
 // small constants readable in text GraphDefs.
 AttrValue MakeTensorAttr(const Tensor& value);
+
+// The tensor of a Const made from `value`, or an empty Tensor after putting
+// value's error (a ragged list) on the scope.
+Tensor ConstantTensor(const Scope& scope, const Input::Initializer& value);
 
 // The Output that feeds an op for `input`: the Output itself, or a new
 // Const node named "Const" under the scope. A null Output when the scope

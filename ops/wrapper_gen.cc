@@ -2,7 +2,8 @@
 // public op in the standard registry (rill::ops::MatMul, ...). One class per
 // op, as TensorFlow's C++ API: the constructor takes the scope, one Input
 // per input (InputList for lists), the attrs that the inputs cannot
-// determine, and optional Attrs; the outputs are public members.
+// determine, and optional Attrs; the outputs are public members. A few
+// classes add hand-written constructors (Const from a C++ literal).
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -164,6 +165,44 @@ OpClass Describe(const OpDef& op) {
 
 constexpr size_t kWidth = 100;
 
+// Const from a C++ literal, as TensorFlow's ops::Const(scope, 2.f).
+constexpr char kConstDeclarations[] =
+    R"(  // A constant typed by its C++ literal: 2.f, 7, true, "hello", {1, 2, 3},
+  // {{1.f, 2.f}, {3.f, 4.f}} or a Tensor. A malformed literal (a ragged
+  // list, mixed types) is recorded as the scope's error.
+  Const(const ::rill::Scope& scope, const ::rill::ops::Input::Initializer& value);
+  // `value` in `shape`: a scalar repeated to fill it, or exactly
+  // shape.num_elements() values in order (Const(scope, 0.f, {2, 3})).
+  Const(const ::rill::Scope& scope, const ::rill::ops::Input::Initializer& value,
+        const ::rill::TensorShape& shape);
+)";
+
+constexpr char kConstDefinitions[] =
+    R"(Const::Const(const ::rill::Scope& scope, const ::rill::ops::Input::Initializer& value)
+    : Const(scope, ::rill::ops::ConstantTensor(scope, value), value.tensor.dtype()) {}
+
+Const::Const(const ::rill::Scope& scope, const ::rill::ops::Input::Initializer& value,
+             const ::rill::TensorShape& shape)
+    : Const(scope, value.WithShape(shape)) {}
+
+)";
+
+// Constructors written by hand beside the generated one, keyed by op: the
+// declarations go into the class, the definitions after the generated
+// constructor's.
+struct ExtraConstructors {
+  const char* declarations;
+  const char* definitions;
+};
+
+const std::map<std::string, ExtraConstructors>& Extras() {
+  static const std::map<std::string, ExtraConstructors>* const kExtras =
+      new std::map<std::string, ExtraConstructors>{
+          {"Const", {kConstDeclarations, kConstDefinitions}},
+      };
+  return *kExtras;
+}
+
 // `head` followed by "(const Scope& scope, Input a, ..., const Attrs& attrs =
 // Attrs())", the parameters packed into lines of at most kWidth columns and
 // continuation lines aligned after the parenthesis.
@@ -236,6 +275,9 @@ void WriteClass(const OpClass& c, std::string& h) {
   h += Signature(fmt::format("  {}{}", explicit_ctor ? "explicit " : "", name), c,
                  /*with_defaults=*/true) +
        ";\n";
+  if (const auto extra = Extras().find(name); extra != Extras().end()) {
+    h += extra->second.declarations;
+  }
   for (const OpClass::AttrParam& a : c.optional) {
     // A static shortcut named like the class would be a constructor.
     if (a.name == name) continue;
@@ -300,6 +342,9 @@ void WriteConstructor(const OpClass& c, std::string& cc) {
     }
   }
   cc += "}\n\n";
+  if (const auto extra = Extras().find(name); extra != Extras().end()) {
+    cc += extra->second.definitions;
+  }
 }
 
 constexpr char kHeaderTop[] =

@@ -167,8 +167,7 @@ TEST(ArrayGrad, StridedSliceWithStridesAndMasks) {
 TEST(ArrayGrad, GatherWithRepeatedIndices) {
   GradientChecker c;
   const Output params = c.RandomInput({4, 3});
-  const Output indices =
-      ops::Const(c.scope(), Tensor::FromVector<int32_t>({3, 0, 3, 1}, {2, 2}), DT_INT32);
+  const Output indices = ops::Const(c.scope(), {{3, 0}, {3, 1}});
   EXPECT_THAT(c.MaxError({Nonlinear(c, ops::Gather(c.scope(), params, indices))}),
               GradientErrorBelow(kTolerance));
 }
@@ -188,8 +187,7 @@ TEST(ArrayGrad, GatherV2AlongEveryAxis) {
 TEST(ArrayGrad, GatherV2WithMatrixIndicesInTheMiddle) {
   GradientChecker c;
   const Output params = c.RandomInput({2, 3, 2});
-  const Output indices =
-      ops::Const(c.scope(), Tensor::FromVector<int32_t>({2, 0, 2, 1}, {2, 2}), DT_INT32);
+  const Output indices = ops::Const(c.scope(), {{2, 0}, {2, 1}});
   const Output y = ops::GatherV2(c.scope(), params, indices, 1);
   EXPECT_THAT(c.MaxError({Nonlinear(c, y)}), GradientErrorBelow(kTolerance));
 }

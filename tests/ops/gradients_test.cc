@@ -97,8 +97,8 @@ TEST(AddGradients, WeighsEachYByItsGradY) {
   const Output x = ScalarInput(s, "x");
   const Output y1 = ops::Mul(s, x, 2.0);
   const Output y2 = ops::Square(s, x);
-  const Output w1 = ops::Const(s, Tensor::Scalar<double>(10), DT_DOUBLE);
-  const Output w2 = ops::Const(s, Tensor::Scalar<double>(-1), DT_DOUBLE);
+  const Output w1 = ops::Const(s, 10.0);
+  const Output w2 = ops::Const(s, -1.0);
   ASSERT_OK_AND_ASSIGN(std::vector<Output> dx, AddGradients(s, {y1, y2}, {x}, {w1, w2}));
   EXPECT_THAT(Evaluate(s, {{x, 5.0}}, dx), ElementsAre(10.0));
 }
@@ -266,7 +266,7 @@ TEST(AddGradients, RejectsMismatchedGradYs) {
   const Output y = ops::Square(s, x);
   EXPECT_THAT(AddGradients(s, {y}, {x}, {x, x}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 grad_ys for 1 ys")));
-  const Output int_dy = ops::Const(s, Tensor::Scalar<int32_t>(1), DT_INT32);
+  const Output int_dy = ops::Const(s, 1);
   EXPECT_THAT(AddGradients(s, {y}, {x}, {int_dy}),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("grad_ys[0]"), HasSubstr("int32"), HasSubstr("double"))));

@@ -216,8 +216,8 @@ std::vector<double> Evaluate(const Scope& s, const Output& fetch) {
 // the usual one, also for a negative base.
 TEST(MathGrad, PowExponentGradientIsZeroWhereTheBaseIsNotPositive) {
   const Scope s = ops::NewRootScope();
-  const Output x = ops::Const(s, Tensor::FromVector<double>({0, -2, 3}, {3}), DT_DOUBLE);
-  const Output y = ops::Const(s, Tensor::FromVector<double>({2, 3, 0.5}, {3}), DT_DOUBLE);
+  const Output x = ops::Const(s, {0.0, -2.0, 3.0});
+  const Output y = ops::Const(s, {2.0, 3.0, 0.5});
   const Output z = ops::Pow(s, x, y);
   ASSERT_OK_AND_ASSIGN(std::vector<Output> d, AddGradients(s, {z}, {x, y}));
   ASSERT_OK_AND_ASSIGN(std::vector<Output> dd, AddGradients(s, {d[1]}, {x}));
