@@ -21,6 +21,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterIoOps(registry);
   RegisterSummaryOps(registry);
   RegisterQueueOps(registry);
+  RegisterDataFlowOps(registry);
 }
 
 const OpRegistry& StandardOps() {

@@ -22,6 +22,7 @@ void RegisterSendRecvOps(OpRegistry& registry);     // sendrecv_ops.cc
 void RegisterIoOps(OpRegistry& registry);           // io_ops.cc
 void RegisterSummaryOps(OpRegistry& registry);      // summary_ops.cc
 void RegisterQueueOps(OpRegistry& registry);        // queue_ops.cc
+void RegisterDataFlowOps(OpRegistry& registry);     // data_flow_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);
