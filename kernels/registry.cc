@@ -23,6 +23,8 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);
   RegisterCpuAccumulatorKernels(registry);
+  RegisterCpuTensorArrayKernels(registry);
+  RegisterCpuStackKernels(registry);
   RegisterSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);

@@ -27,6 +27,8 @@ void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc (CPU, GPU)
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc
 void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulator_ops.cc
+void RegisterCpuTensorArrayKernels(KernelRegistry& registry);  // cpu/tensor_array_ops.cc
+void RegisterCpuStackKernels(KernelRegistry& registry);        // cpu/stack_ops.cc
 void RegisterSendRecvKernels(KernelRegistry& registry);        // sendrecv_ops.cc (CPU, GPU)
 void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc

@@ -98,6 +98,11 @@ KernelTester& KernelTester::WithResourceMgr(std::shared_ptr<ResourceMgr> resourc
   return *this;
 }
 
+KernelTester& KernelTester::WithStepId(int64_t step_id) {
+  step_id_ = step_id;
+  return *this;
+}
+
 KernelTester& KernelTester::RefInput(const TensorValue& ref, std::string name) {
   Arg arg;
   arg.ref = ref.ref;
@@ -335,6 +340,7 @@ absl::StatusOr<std::unique_ptr<KernelTester::Invocation>> KernelTester::Prepare(
   params.allocator = device_allocator_ != nullptr ? device_allocator_ : CpuAllocator();
   if (device_allocator_ != nullptr) run->device = device_context_;
   params.resource_manager = resources_.get();
+  params.step_id = step_id_;
   params.cancellation = cancellation_;
   params.rendezvous = rendezvous_;
   params.device_context = device_context_;

@@ -4,6 +4,7 @@
 #ifndef RILL_TESTS_KERNELS_KERNEL_TESTER_H_
 #define RILL_TESTS_KERNELS_KERNEL_TESTER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ class KernelTester {
   // testers given the same one share variables.
   KernelTester& WithResourceMgr(std::shared_ptr<ResourceMgr> resources);
   ResourceMgr& resource_manager() const { return *resources_; }
+  // The step the kernel runs in (0 by default): per-step state
+  // (TensorArrays, stacks) lives in that step's container.
+  KernelTester& WithStepId(int64_t step_id);
   const std::shared_ptr<ResourceMgr>& shared_resource_manager() const { return resources_; }
   // The step's cancellation the kernel sees (none by default); it must
   // outlive the run.
@@ -115,6 +119,7 @@ class KernelTester {
   std::vector<Arg> args_;
   bool unknown_input_shapes_ = false;
   std::shared_ptr<ResourceMgr> resources_ = std::make_shared<ResourceMgr>();
+  int64_t step_id_ = 0;
   StepCancellation* cancellation_ = nullptr;
   Rendezvous* rendezvous_ = nullptr;
   DeviceContext* device_context_ = nullptr;
