@@ -14,6 +14,7 @@ namespace rill {
 void RegisterMathGradients(GradientRegistry& registry);   // gradients/math_grad.cc
 void RegisterNnGradients(GradientRegistry& registry);     // gradients/nn_grad.cc
 void RegisterArrayGradients(GradientRegistry& registry);  // gradients/array_grad.cc
+void RegisterDataFlowGradients(GradientRegistry& registry);  // gradients/data_flow_grad.cc
 void RegisterQueueGradients(GradientRegistry& registry);  // gradients/queue_grad.cc
 
 // Every standard op's gradient (or its no-gradient declaration).

@@ -56,6 +56,7 @@ const GradientRegistry& StandardGradients() {
     RegisterMathGradients(*r);
     RegisterNnGradients(*r);
     RegisterArrayGradients(*r);
+    RegisterDataFlowGradients(*r);
     RegisterStateAndRandomGradients(*r);
     RegisterAccumulatorGradients(*r);
     RegisterSummaryGradients(*r);
