@@ -1,5 +1,6 @@
 // Gradients through TensorArrays, run through a Session: numeric checks, and
 // the expected values of TensorFlow's tensor_array_ops_test.py.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ namespace {
 
 using ::rill::testing::GradientChecker;
 using ::rill::testing::GradientErrorBelow;
+using ::testing::ElementsAre;
 
 Tensor Floats(const TensorShape& shape, std::vector<float> values) {
   return Tensor::FromVector<float>(absl::MakeConstSpan(values), shape);
@@ -144,6 +146,26 @@ TEST(TensorArrayGrad, DynamicUnpackRead) {
   const std::vector<Tensor> out = RunGraph(s, grads);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Contents(out[0]), Contents(Floats({2, 2}, {2, 3, 4, 5})));
+}
+
+// Each gradients call has gradient arrays of its own, keyed by its name
+// scope, so that two calls do not add into each other's.
+TEST(TensorArrayGrad, EachGradientsCallHasItsOwnSource) {
+  const Scope s = ops::NewRootScope();
+  const ops::TensorArrayV3 ta(s, 1, DT_FLOAT, ops::TensorArrayV3::ClearAfterRead(false));
+  const Output value = Const(s, {1}, {3});
+  const ops::TensorArrayWriteV3 w(s, ta.handle, 0, value, ta.flow);
+  const ops::TensorArrayReadV3 r(s, ta.handle, 0, w.flow_out, DT_FLOAT);
+  ASSERT_OK(AddGradients(s, {r.value}, {value}).status());
+  ASSERT_OK(AddGradients(s.NewSubScope("outer"), {r.value}, {value}).status());
+  std::vector<std::string> sources;
+  for (const Node* node : s.graph()->nodes()) {
+    if (node->op() != "TensorArrayGradV3") continue;
+    sources.push_back(node->def().attr().at("source").s());
+  }
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  EXPECT_THAT(sources, ElementsAre("gradients", "outer/gradients"));
 }
 
 }  // namespace
