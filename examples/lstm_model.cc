@@ -88,8 +88,10 @@ absl::StatusOr<LstmModel> BuildLstmClassifier(const Scope& root, const LstmModel
   // [batch, 784] -> [kRows, batch, kColumns]: a row of the images per step.
   const Output sequence =
       ops::Transpose(s, ops::Reshape(s, x, {int64_t{-1}, kRows, kColumns}), {1, 0, 2});
-  const Variable kernel(s, "kernel", GlorotUniform(s, kColumns + hidden, 4 * hidden, 1));
-  const Variable bias(s, "bias", ops::Fill(s, {4 * hidden}, 0.f));
+  // The variables' scopes: their initial values are built beside them.
+  const Scope vs = options.variable_device.empty() ? s : s.WithDevice(options.variable_device);
+  const Variable kernel(vs, "kernel", GlorotUniform(vs, kColumns + hidden, 4 * hidden, 1));
+  const Variable bias(vs, "bias", ops::Fill(vs, {4 * hidden}, 0.f));
   const CellWeights weights{kernel, bias};
   const Output batch = ops::Slice(s, ops::Shape(s, x), {0}, {1});
   const Output zeros = ops::Fill(
@@ -103,8 +105,9 @@ absl::StatusOr<LstmModel> BuildLstmClassifier(const Scope& root, const LstmModel
   }
 
   const Scope d = root.NewSubScope("logits");
-  const Variable dense(d, "weights", GlorotUniform(d, hidden, 10, 2));
-  const Variable dense_bias(d, "biases", ops::Fill(d, {int64_t{10}}, 0.f));
+  const Scope dv = options.variable_device.empty() ? d : d.WithDevice(options.variable_device);
+  const Variable dense(dv, "weights", GlorotUniform(dv, hidden, 10, 2));
+  const Variable dense_bias(dv, "biases", ops::Fill(dv, {int64_t{10}}, 0.f));
   const Output logits = ops::BiasAdd(d, ops::MatMul(d, last, dense), dense_bias);
 
   LstmModel m;

@@ -4,6 +4,7 @@
 #define RILL_EXAMPLES_LSTM_MODEL_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,9 @@ struct LstmModelOptions {
   // 28 copies of the cell and no loop; otherwise one WhileLoop over the rows.
   bool unrolled = false;
   int parallel_iterations = 10;
+  // Where the four variables live (and Adam's slots and updates beside
+  // them), e.g. "/job:ps/task:0"; empty: the scope's device, as the rest.
+  std::string variable_device;
 };
 
 // The cell of TensorFlow's BasicLSTMCell (forget bias 1): one MatMul of
