@@ -63,9 +63,8 @@ absl::StatusOr<Output> RunLoop(const Scope& s, const CellWeights& w, const Outpu
     return bs.status();
   };
   std::vector<Output> outputs;
-  RETURN_IF_ERROR(
-      ops::WhileLoop(s, {ops::Const(s, 0), start.c, start.h}, cond, body, &outputs,
-                     {.frame_name = "lstm/while", .parallel_iterations = parallel_iterations}));
+  RETURN_IF_ERROR(ops::WhileLoop(s, {ops::Const(s, 0), start.c, start.h}, cond, body, &outputs,
+                                 {.parallel_iterations = parallel_iterations}));
   return outputs[2];
 }
 
