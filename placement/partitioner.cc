@@ -1,5 +1,6 @@
 #include "placement/partitioner.h"
 
+#include <memory>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -9,13 +10,15 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
+#include "placement/control_flow_partition.h"
 
 namespace rill {
 namespace {
 
 // Builds the partitions in one pass over the nodes in id order, creating
-// each _Send/_Recv pair the first time an edge needs it.
-class Partitioner {
+// each _Send/_Recv pair the first time an edge needs it. A graph with
+// control flow also goes through ControlFlowPartition.
+class Partitioner final : public PartitionBuilder {
  public:
   Partitioner(const Graph& graph, const Placement& placement, const PartitionOptions& options)
       : graph_(graph), placement_(placement), options_(options) {}
@@ -31,6 +34,7 @@ class Partitioner {
             absl::StrFormat("node '%s' (%s) is not placed", node->name(), node->op()));
       }
     }
+    ASSIGN_OR_RETURN(control_flow_, ControlFlowPartition::Create(graph_, placement_));
     for (const Node* node : graph_.nodes()) RETURN_IF_ERROR(AddNode(*node));
     return std::move(partitions_);
   }
@@ -40,7 +44,7 @@ class Partitioner {
   // source's completion) to one device.
   using Transfer = std::tuple<const Node*, int, std::string>;
 
-  GraphDef& PartitionFor(const std::string& device) {
+  GraphDef& PartitionFor(const std::string& device) override {
     auto [it, inserted] = partitions_.try_emplace(device);
     if (inserted) {
       *it->second.mutable_versions() = graph_.versions();
@@ -49,8 +53,12 @@ class Partitioner {
     return it->second;
   }
 
+  const std::string& DeviceOf(const Node& node) const {
+    return control_flow_ != nullptr ? control_flow_->device(node) : placement_.device(node);
+  }
+
   absl::Status AddNode(const Node& node) {
-    const std::string& device = placement_.device(node);
+    const std::string& device = DeviceOf(node);
     NodeDef def = node.def();
     def.set_device(device);
     // Data inputs come first in a NodeDef, so slot i is input(i).
@@ -58,11 +66,13 @@ class Partitioner {
     def.clear_input();
     // in_edges() lists data edges before control edges, as a NodeDef must.
     for (const Edge* edge : node.in_edges()) {
-      const std::string& src_device = placement_.device(*edge->src);
+      const std::string& src_device = DeviceOf(*edge->src);
       if (edge->IsControl()) {
-        def.add_input(absl::StrCat("^", src_device == device
-                                            ? edge->src->name()
-                                            : RecvFor(*edge->src, kControlSlot, device)));
+        std::string input = edge->src->name();
+        if (src_device != device) {
+          ASSIGN_OR_RETURN(input, RecvFor(*edge->src, kControlSlot, device));
+        }
+        def.add_input(absl::StrCat("^", input));
       } else {
         // A value can be sent; a reference (to a variable's buffer) cannot.
         if (src_device != device && IsRefType(node.input_type(edge->dst_input))) {
@@ -71,8 +81,11 @@ class Partitioner {
               "edge cannot cross devices",
               node.name(), node.op(), device, edge->src->name(), src_device));
         }
-        def.add_input(src_device == device ? given[edge->dst_input]
-                                           : RecvFor(*edge->src, edge->src_output, device));
+        std::string input = given[edge->dst_input];
+        if (src_device != device) {
+          ASSIGN_OR_RETURN(input, RecvFor(*edge->src, edge->src_output, device));
+        }
+        def.add_input(std::move(input));
       }
     }
     *PartitionFor(device).add_node() = std::move(def);
@@ -81,11 +94,12 @@ class Partitioner {
 
   // The name of the _Recv on `dst_device` for src:slot, adding the pair on
   // first use.
-  std::string RecvFor(const Node& src, int slot, const std::string& dst_device) {
+  absl::StatusOr<std::string> RecvFor(const Node& src, int slot,
+                                      const std::string& dst_device) override {
     Transfer transfer{&src, slot, dst_device};
     if (auto it = recvs_.find(transfer); it != recvs_.end()) return it->second;
 
-    const std::string& src_device = placement_.device(src);
+    const std::string& src_device = DeviceOf(src);
     GraphDef& src_partition = PartitionFor(src_device);
     std::string sent = TensorId{src.name(), slot}.ToString();
     DataType dtype = slot == kControlSlot ? DT_FLOAT : BaseType(src.output_type(slot));
@@ -130,7 +144,36 @@ class Partitioner {
     (*recv->mutable_attr())["tensor_type"] = MakeAttr(dtype);
     add_common_attrs(recv);
 
-    return recvs_[transfer] = recv->name();
+    recvs_[transfer] = recv->name();
+    if (control_flow_ != nullptr) {
+      RETURN_IF_ERROR(control_flow_->OnTransfer(src, src_device, send, recv, *this));
+    }
+    return recv->name();
+  }
+
+  // Also keeps the names below it ("<name>/...") free in the graph, so the
+  // control-flow part may add them.
+  std::string UniqueName(const std::string& name) override {
+    if (graph_.FindNode(name) == nullptr && !new_names_.contains(name) && !HasNamesBelow(name)) {
+      new_names_.insert(name);
+      return name;
+    }
+    std::string candidate;
+    do {
+      candidate = NewName(name);
+    } while (HasNamesBelow(candidate));
+    return candidate;
+  }
+
+  bool HasNamesBelow(const std::string& name) const {
+    const std::string below = name + "/";
+    if (auto it = new_names_.lower_bound(below); it != new_names_.end() && it->starts_with(below)) {
+      return true;
+    }
+    for (const Node* node : graph_.nodes()) {
+      if (node->name().starts_with(below)) return true;
+    }
+    return false;
   }
 
   // "<base>/_<n>", skipping names the graph or this pass already uses.
@@ -145,6 +188,7 @@ class Partitioner {
   const Graph& graph_;
   const Placement& placement_;
   const PartitionOptions& options_;
+  std::unique_ptr<ControlFlowPartition> control_flow_;
   std::map<std::string, GraphDef> partitions_;
   std::map<Transfer, std::string> recvs_;
   std::set<std::string> new_names_;

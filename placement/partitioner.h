@@ -32,6 +32,14 @@ struct PartitionOptions {
 // reference edge sends the value. A control edge across devices becomes a
 // small dummy tensor sent after src and a control edge from its _Recv to
 // dst. New node names are "<src>/_<n>", unique in the graph.
+// A graph with control flow (Switch, Merge, Enter, Exit, NextIteration,
+// LoopCond) is split as TensorFlow splits it: some control-flow nodes
+// follow their neighbours' device, each device a loop crosses to runs a
+// control loop, and a _Recv inside a loop takes a control input from it,
+// so that it runs once per iteration, and every _Send/_Recv is marked
+// `_control_flow` (it may carry dead values); see control_flow_partition.h
+// for what and why. Errors are INVALID_ARGUMENT naming the node and frame.
+// A graph without control flow is split exactly as described above.
 // Map key: the device's full name.
 absl::StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                                const Placement& placement,
