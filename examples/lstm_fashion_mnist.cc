@@ -6,12 +6,20 @@
 // accuracy after each epoch; --steps stops after that many steps instead of
 // epochs (--steps 50 is a quick look at the loss going down).
 // --train_rows/--test_rows use the first N examples of each split.
+// Between-graph training, as distributed_mnist: with --ps_hosts,
+// --worker_hosts, --job_name and --task_index the ps task serves the four
+// variables (and Adam's slots) until it is stopped (SIGTERM, SIGINT), and
+// each worker runs the loop and its gradient loop on its own batches,
+// updating them asynchronously; worker 0 initializes them.
 //   lstm_fashion_mnist [--data DIR] [--epochs N] [--steps N] [--batch N] [--threads N]
 //       [--log_every N] [--train_rows N] [--test_rows N] [--unrolled] [--quiet]
+//       [--ps_hosts H:P,... --worker_hosts H:P,... --job_name ps|worker --task_index N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +34,10 @@
 #include "ops/ops.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/distributed/cluster_spec.h"
+#include "runtime/distributed/server.h"
 #include "runtime/session.h"
+#include "runtime/training/session_manager.h"
 
 namespace rill::examples {
 namespace {
@@ -42,7 +53,12 @@ struct Options {
   int64_t test_rows = 0;   // 0: all.
   bool unrolled = false;
   bool quiet = false;  // No progress line on stderr.
+  // --ps_hosts, --worker_hosts, --job_name, --task_index as given: none
+  // for one process.
+  std::map<std::string, std::string> cluster_flags;
 };
+
+constexpr char kPsDevice[] = "/job:ps/task:0";
 
 // The first `rows` examples (all when 0 or more than there are).
 MnistData FirstRows(const MnistData& data, int64_t rows) {
@@ -51,7 +67,21 @@ MnistData FirstRows(const MnistData& data, int64_t rows) {
   return {data.images.Slice(0, rows), data.labels.Slice(0, rows)};
 }
 
-absl::Status Run(const Options& options) {
+// The ps task: serves the variables until SIGTERM or SIGINT.
+absl::Status RunPs(const ServerConfig& config) {
+  BlockStopSignals();
+  ServerOptions server_options;
+  server_options.config = config;
+  ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(server_options));
+  fmt::print("ps {}: serving at {}\n", config.task.index, server->target());
+  std::fflush(stdout);
+  WaitForStopSignal();
+  server->Stop();
+  return absl::OkStatus();
+}
+
+// One process, or worker `config->task.index` of a cluster.
+absl::Status Run(const Options& options, const std::optional<ServerConfig>& config) {
   auto train = LoadMnist(options.data_dir, MnistSplit::kTrain);
   if (!train.ok()) {
     return absl::Status(train.status().code(),
@@ -63,18 +93,47 @@ absl::Status Run(const Options& options) {
   const MnistData train_data = FirstRows(*train, options.train_rows);
   const MnistData test = FirstRows(test_all, options.test_rows);
 
-  const Scope root = ops::NewRootScope();
-  ASSIGN_OR_RETURN(const LstmModel model,
-                   BuildLstmClassifier(root, {.unrolled = options.unrolled}));
+  const int task = config ? config->task.index : 0;
+  std::unique_ptr<Server> server;
+  Scope root = ops::NewRootScope();
+  LstmModelOptions model_options{.unrolled = options.unrolled};
+  if (config) {
+    ServerOptions server_options;
+    server_options.config = *config;
+    server_options.inter_op_threads = options.threads;
+    server_options.intra_op_threads = options.threads;
+    ASSIGN_OR_RETURN(server, Server::Create(server_options));
+    root = root.WithDevice(fmt::format("/job:worker/task:{}", task));
+    model_options.variable_device = kPsDevice;
+  }
+  ASSIGN_OR_RETURN(const LstmModel model, BuildLstmClassifier(root, model_options));
+  ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, model.variables));
   ASSIGN_OR_RETURN(const GraphDef graph, root.ToGraphDef());
   SessionOptions session_options;
   session_options.inter_op_threads = options.threads;
   session_options.intra_op_threads = options.threads;
-  ASSIGN_OR_RETURN(auto session, NewSession(session_options, graph));
-  RETURN_IF_ERROR(session->Run({}, {}, {model.init.name()}).status());
+  std::unique_ptr<Session> session;
+  if (!config) {
+    ASSIGN_OR_RETURN(session, NewSession(session_options, graph));
+    RETURN_IF_ERROR(session->Run({}, {}, {model.init.name()}).status());
+  } else {
+    // Worker 0 initializes the variables on the ps; the others wait for it.
+    session_options.target = server->target();
+    SessionManager manager(graph, {.init_op = model.init.name(), .ready_op = ready.name()},
+                           {.session_options = session_options,
+                            .recovery_wait = absl::Seconds(1),
+                            .log = LogSink::Discard()});
+    if (task == 0) {
+      ASSIGN_OR_RETURN(session, manager.PrepareSession(""));
+    } else {
+      ASSIGN_OR_RETURN(session, manager.WaitForSession(absl::Minutes(5)));
+    }
+    fmt::print("worker {}: the variables on {} are ready\n", task, kPsDevice);
+  }
 
   ASSIGN_OR_RETURN(Dataset data, Dataset::FromTensors({train_data.images, train_data.labels}));
-  data.Shuffle(42)
+  // Each worker sees the data in its own order.
+  data.Shuffle(42 + static_cast<uint64_t>(task))
       .Batch(options.batch_size)
       .Repeat(options.steps > 0 ? -1 : options.epochs)
       .Prefetch(2);
@@ -90,7 +149,8 @@ absl::Status Run(const Options& options) {
                                                  {model.accuracy.name()}));
     return accuracy[0].scalar<float>();
   };
-  fmt::print("lstm {}: hidden 128, batch {}, {} steps ({} per epoch), {} training examples\n",
+  fmt::print("{}lstm {}: hidden 128, batch {}, {} steps ({} per epoch), {} training examples\n",
+             config ? fmt::format("worker {}: ", task) : "",
              options.unrolled ? "unrolled" : "while loop", options.batch_size, total_steps,
              steps_per_epoch, rows);
   std::fflush(stdout);
@@ -152,19 +212,21 @@ absl::Status Run(const Options& options) {
   for (const float value : recent) last_loss += value / static_cast<double>(recent.size());
   ASSIGN_OR_RETURN(const float accuracy, evaluate());
   fmt::print(
-      "result: {{\"model\": \"lstm\", \"loop\": \"{}\", \"test_accuracy\": {:.4f}, "
+      "result: {{\"model\": \"lstm\", \"loop\": \"{}\", \"task\": \"{}\", "
+      "\"test_accuracy\": {:.4f}, "
       "\"epochs\": {:.2f}, \"batch_size\": {}, \"steps\": {}, \"train_seconds\": {:.3f}, "
       "\"first_loss\": {:.4f}, \"last_loss\": {:.4f}}}\n",
-      options.unrolled ? "unrolled" : "while", accuracy,
-      static_cast<double>(step) / static_cast<double>(steps_per_epoch), options.batch_size, step,
-      train_seconds, first_loss, last_loss);
+      options.unrolled ? "unrolled" : "while", config ? fmt::format("worker {}", task) : "local",
+      accuracy, static_cast<double>(step) / static_cast<double>(steps_per_epoch),
+      options.batch_size, step, train_seconds, first_loss, last_loss);
   return absl::OkStatus();
 }
 
 constexpr char kUsage[] =
     "usage: lstm_fashion_mnist [--data DIR] [--epochs N>=1] [--steps N>=1] [--batch N>=1] "
     "[--threads N>=0] [--log_every N>=1] [--train_rows N>=1] [--test_rows N>=1] [--unrolled] "
-    "[--quiet]\n";
+    "[--quiet] [--ps_hosts H:P,... --worker_hosts H:P,... --job_name ps|worker "
+    "--task_index N>=0]\n";
 
 // The values of the options the shared parser has read.
 absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
@@ -185,6 +247,11 @@ absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
   RETURN_IF_ERROR(whole_number("log_every", int64_t{1}, &options.log_every));
   RETURN_IF_ERROR(whole_number("train_rows", int64_t{1}, &options.train_rows));
   RETURN_IF_ERROR(whole_number("test_rows", int64_t{1}, &options.test_rows));
+  for (const char* flag : {"ps_hosts", "worker_hosts", "job_name", "task_index"}) {
+    if (const std::optional<std::string> value = parsed.Value(flag)) {
+      options.cluster_flags[flag] = *value;
+    }
+  }
   options.unrolled = parsed.Has("unrolled");
   options.quiet = parsed.Has("quiet");
   return options;
@@ -197,7 +264,8 @@ int main(int argc, char** argv) {
   using rill::examples::kUsage;
   const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseOptionsOnly(
       {argv + 1, argv + argc},
-      {"data", "epochs", "steps", "batch", "threads", "log_every", "train_rows", "test_rows"},
+      {"data", "epochs", "steps", "batch", "threads", "log_every", "train_rows", "test_rows",
+       "ps_hosts", "worker_hosts", "job_name", "task_index"},
       {"unrolled", "quiet"});
   if (!parsed.ok()) {
     return rill::cli::PrintUsageError("lstm_fashion_mnist", parsed.status(), kUsage);
@@ -207,7 +275,24 @@ int main(int argc, char** argv) {
   if (!options.ok()) {
     return rill::cli::PrintUsageError("lstm_fashion_mnist", options.status(), kUsage);
   }
-  const absl::Status status = rill::examples::Run(*options);
+  absl::Status status;
+  if (options->cluster_flags.empty()) {
+    status = rill::examples::Run(*options, std::nullopt);
+  } else {
+    const absl::StatusOr<rill::ServerConfig> config =
+        rill::ServerConfigFromFlags(options->cluster_flags);
+    if (!config.ok()) {
+      return rill::cli::PrintUsageError("lstm_fashion_mnist", config.status(), kUsage);
+    }
+    if (!config->cluster.HasJob("ps") || !config->cluster.HasJob("worker")) {
+      return rill::cli::PrintUsageError(
+          "lstm_fashion_mnist",
+          absl::InvalidArgumentError("--ps_hosts and --worker_hosts: both jobs are needed"),
+          kUsage);
+    }
+    status = config->task.job == "ps" ? rill::examples::RunPs(*config)
+                                      : rill::examples::Run(*options, *config);
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "lstm_fashion_mnist: %s\n", std::string(status.message()).c_str());
     return 1;
