@@ -1,13 +1,18 @@
 #include "graph/gradients.h"
 
+#include <algorithm>
 #include <deque>
+#include <memory>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "graph/control_flow.h"
+#include "graph/control_flow_names.h"
 #include "absl/strings/str_format.h"
 #include "graph/node_builder.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
+#include "graph/while_gradients.h"
 
 namespace rill {
 
@@ -28,11 +33,7 @@ absl::StatusOr<const GradientFunction*> GradientRegistry::Lookup(std::string_vie
   return absl::NotFoundError(absl::StrFormat("No gradient defined for op type '%s'", op));
 }
 
-namespace {
-
-// Edges of these types carry gradients; integer, bool and string ones do
-// not (as TensorFlow's IsTrainable).
-bool IsDifferentiable(DataType dtype) {
+bool IsDifferentiableType(DataType dtype) {
   switch (BaseType(dtype)) {
     case DT_HALF:
     case DT_BFLOAT16:
@@ -47,6 +48,9 @@ bool IsDifferentiable(DataType dtype) {
       return false;
   }
 }
+
+namespace {
+
 
 using OutputKey = std::pair<const Node*, int>;
 
@@ -70,15 +74,40 @@ Output UnaryOp(const Scope& scope, std::string_view op, const Output& x) {
 
 // One run of AddGradients: which nodes lie between xs and ys, and the
 // gradients gathered so far for each of their outputs.
+// A loop inside the part being differentiated is one unit: its Exits
+// gather their gradients, then AddWhileLoopGradient builds the loop that
+// carries them back to its Enters' inputs.
 class GradientBuilder {
  public:
   GradientBuilder(const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
                   const std::vector<Output>& grad_ys, const GradientRegistry& registry)
       : scope_(scope), ys_(ys), xs_(xs), grad_ys_(grad_ys), registry_(registry) {}
+  // Over one iteration of the body of loop `frame` (a gradient loop's
+  // body): NextIterations bound it, and an x without a gradient gets null.
+  GradientBuilder(const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
+                  const std::vector<Output>& grad_ys, const GradientRegistry& registry,
+                  std::shared_ptr<const ControlFlowInfo> flow, int frame)
+      : scope_(scope),
+        ys_(ys),
+        xs_(xs),
+        grad_ys_(grad_ys),
+        registry_(registry),
+        flow_(std::move(flow)),
+        frame_(frame) {}
 
   absl::StatusOr<std::vector<Output>> Build();
 
  private:
+  // The loop (a frame inside frame_) that `node` belongs to, or -1.
+  int LoopOf(const Node* node) const {
+    return node->id() < static_cast<int>(loop_of_.size()) ? loop_of_[node->id()] : -1;
+  }
+  absl::Status FindLoops();
+  // An Exit of loop `loop` has all its gradients; the last one builds the
+  // loop's gradient.
+  absl::Status ExitReady(Node* exit, int loop, const Output& dy);
+  void SendToSource(const Edge& edge, const Output& grad);
+
   absl::Status Validate() const;
   // Marks the nodes reachable from xs along differentiable edges that also
   // reach a y, and counts, per such node, the consumers that will send it
@@ -101,7 +130,35 @@ class GradientBuilder {
   absl::flat_hash_set<OutputKey> is_x_;
   absl::flat_hash_map<OutputKey, std::vector<Output>> backprops_;
   std::deque<Node*> ready_;
+
+  std::shared_ptr<const ControlFlowInfo> flow_;  // Null without loops.
+  int frame_ = 0;
+  std::vector<int> loop_of_;  // By node id.
+  absl::flat_hash_map<int, int> exits_waiting_;  // By loop.
+  absl::flat_hash_map<int, absl::flat_hash_map<const Node*, Output>> exit_grads_;
 };
+
+absl::Status GradientBuilder::FindLoops() {
+  Graph* graph = scope_.graph();
+  if (flow_ == nullptr) {
+    const bool any = std::any_of(graph->nodes().begin(), graph->nodes().end(),
+                                 [](const Node* node) { return IsEnterOp(node->op()); });
+    if (!any) return absl::OkStatus();
+    ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph));
+    flow_ = std::make_shared<const ControlFlowInfo>(std::move(info));
+  }
+  // Each node's frame, walked up to the one just inside frame_.
+  const int n = static_cast<int>(flow_->frame_of.size());
+  loop_of_.assign(n, -1);
+  for (int id = 0; id < n; ++id) {
+    const Node* node = graph->nodes()[id];
+    int frame = IsEnterOp(node->op()) ? flow_->output_frame_of[id] : flow_->frame_of[id];
+    while (frame > 0 && flow_->frames[frame].parent != frame_) frame = flow_->frames[frame].parent;
+    if (frame > 0 && frame != frame_) loop_of_[id] = frame;
+  }
+  return absl::OkStatus();
+}
+
 
 absl::Status GradientBuilder::Validate() const {
   RETURN_IF_ERROR(scope_.status());
@@ -144,7 +201,10 @@ void GradientBuilder::FindNodesBetween() {
   const auto visit_consumers = [&](const Node* node, int only_output) {
     for (const Edge* e : node->out_edges()) {
       if (e->IsControl() || (only_output >= 0 && e->src_output != only_output)) continue;
-      if (!IsDifferentiable(node->output_type(e->src_output)) || from_x[e->dst->id()]) continue;
+      // A loop body's gradient ends at its NextIterations.
+      if (frame_ != 0 && IsNextIterationOp(e->dst->op()) && LoopOf(e->dst) < 0) continue;
+      if (ControlFlowInfo::IsBackEdge(*e)) continue;
+      if (!IsDifferentiableType(node->output_type(e->src_output)) || from_x[e->dst->id()]) continue;
       from_x[e->dst->id()] = true;
       stack.push_back(e->dst);
     }
@@ -166,9 +226,12 @@ void GradientBuilder::FindNodesBetween() {
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
+    // Back edges count here: what a loop's body reads from an x (a weight
+    // entering as an invariant) reaches the loop's Exits only around the
+    // loop.
     for (const Edge* e : node->in_edges()) {
       if (e->IsControl() || !from_x[e->src->id()] || between_[e->src->id()] ||
-          !IsDifferentiable(e->src->output_type(e->src_output))) {
+          !IsDifferentiableType(e->src->output_type(e->src_output))) {
         continue;
       }
       between_[e->src->id()] = true;
@@ -176,21 +239,71 @@ void GradientBuilder::FindNodesBetween() {
     }
   }
 
+  // Inside a loop only its Enters (fed from outside) and Exits (read
+  // outside) take part; the loop's gradient stands for the rest.
   pending_.assign(n, 0);
   for (const Node* node : scope_.graph()->nodes()) {
     if (node->id() >= n || !between_[node->id()]) continue;
+    if (LoopOf(node) >= 0 && !IsEnterOp(node->op())) {
+      if (IsExitOp(node->op())) ++exits_waiting_[LoopOf(node)];
+      continue;
+    }
     for (const Edge* e : node->in_edges()) {
       if (!e->IsControl() && between_[e->src->id()] &&
-          IsDifferentiable(e->src->output_type(e->src_output))) {
+          IsDifferentiableType(e->src->output_type(e->src_output))) {
         ++pending_[e->src->id()];
       }
     }
   }
   for (Node* node : scope_.graph()->nodes()) {
-    if (node->id() < n && between_[node->id()] && pending_[node->id()] == 0) {
+    if (node->id() < n && between_[node->id()] && pending_[node->id()] == 0 &&
+        (LoopOf(node) < 0 || IsExitOp(node->op()))) {
       ready_.push_back(node);
     }
   }
+}
+
+void GradientBuilder::SendToSource(const Edge& e, const Output& grad) {
+  const OutputKey src(e.src, e.src_output);
+  const bool to_between = IsBetween(e.src);
+  if (!to_between && !is_x_.contains(src)) return;
+  if (!IsDifferentiableType(e.src->output_type(e.src_output))) return;
+  if (grad.ok()) backprops_[src].push_back(grad);
+  if (to_between && --pending_[e.src->id()] == 0) ready_.push_back(e.src);
+}
+
+absl::Status GradientBuilder::ExitReady(Node* exit, int loop, const Output& dy) {
+  if (frame_ != 0) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "the gradient of loop '%s' inside the body of loop '%s' is not supported yet",
+        flow_->frames[loop].name, flow_->frames[frame_].name));
+  }
+  exit_grads_[loop][exit] = dy;
+  if (--exits_waiting_[loop] > 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(LoopStructure structure, FindLoopStructure(*flow_, loop));
+  std::vector<Output> dys;
+  for (const LoopVariable& var : structure.vars) {
+    auto it = exit_grads_[loop].find(var.exit);
+    dys.push_back(it == exit_grads_[loop].end() ? Output() : it->second);
+  }
+  const BodyGradientFn body = [this, loop](const Scope& scope, const std::vector<Output>& ys,
+                                           const std::vector<Output>& xs,
+                                           const std::vector<Output>& grad_ys) {
+    return GradientBuilder(scope, ys, xs, grad_ys, registry_, flow_, loop).Build();
+  };
+  ASSIGN_OR_RETURN(LoopGradients grads,
+                   AddWhileLoopGradient(scope_, *flow_, structure, dys, body));
+  for (size_t i = 0; i < structure.vars.size(); ++i) {
+    if (IsBetween(structure.vars[i].enter)) {
+      SendToSource(*structure.vars[i].enter->input_edge(0), grads.vars[i]);
+    }
+  }
+  for (size_t j = 0; j < structure.invariants.size(); ++j) {
+    if (IsBetween(structure.invariants[j])) {
+      SendToSource(*structure.invariants[j]->input_edge(0), grads.invariants[j]);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status GradientBuilder::Backprop(Node* node) {
@@ -205,6 +318,8 @@ absl::Status GradientBuilder::Backprop(Node* node) {
     if (is_x_.contains(it->first)) it->second = {dys[i]};
     any_gradient = any_gradient || dys[i].ok();
   }
+
+  if (const int loop = LoopOf(node); loop >= 0) return ExitReady(node, loop, dys[0]);
 
   std::vector<Output> dxs;
   if (any_gradient) {
@@ -230,13 +345,7 @@ absl::Status GradientBuilder::Backprop(Node* node) {
   }
 
   for (int i = 0; i < node->num_inputs(); ++i) {
-    const Edge* e = node->input_edge(i);
-    const OutputKey src(e->src, e->src_output);
-    const bool to_between = IsBetween(e->src);
-    if (!to_between && !is_x_.contains(src)) continue;
-    if (!IsDifferentiable(e->src->output_type(e->src_output))) continue;
-    if (i < static_cast<int>(dxs.size()) && dxs[i].ok()) backprops_[src].push_back(dxs[i]);
-    if (to_between && --pending_[e->src->id()] == 0) ready_.push_back(e->src);
+    SendToSource(*node->input_edge(i), i < static_cast<int>(dxs.size()) ? dxs[i] : Output());
   }
   return absl::OkStatus();
 }
@@ -245,6 +354,7 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Build() {
   RETURN_IF_ERROR(Validate());
   scope_ = scope_.NewSubScope("gradients");
   for (const Output& x : xs_) is_x_.insert(KeyOf(x));
+  RETURN_IF_ERROR(FindLoops());
   FindNodesBetween();
 
   for (size_t i = 0; i < ys_.size(); ++i) {
@@ -265,7 +375,7 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Build() {
   for (const Output& x : xs_) {
     auto it = backprops_.find(KeyOf(x));
     Output grad = it == backprops_.end() ? Output() : SumGradients(scope_, it->second);
-    if (!grad.ok()) grad = UnaryOp(scope_, "ZerosLike", x);
+    if (!grad.ok() && frame_ == 0) grad = UnaryOp(scope_, "ZerosLike", x);
     // A repeated x shares one sum.
     if (it != backprops_.end()) it->second = {grad};
     result.push_back(grad);

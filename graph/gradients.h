@@ -40,6 +40,10 @@ class GradientRegistry {
   absl::flat_hash_map<std::string, bool> no_gradient_;
 };
 
+// Whether values of `dtype` carry gradients (floating and complex types,
+// resources, variants), as TensorFlow's IsTrainable.
+bool IsDifferentiableType(DataType dtype);
+
 // Adds the gradient of sum(ys) (weighted by grad_ys; empty grad_ys means
 // ones) with respect to each of `xs`. New nodes are named under
 // "gradients/" (uniquified as tf.gradients does). An x that ys do not

@@ -1,11 +1,14 @@
 #include "graph/graph.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "graph/control_flow_names.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
@@ -95,8 +98,9 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   if (!signature.ok()) return WithNodeContext(def, signature.status());
 
   struct Input {
-    Node* src;
+    Node* src;  // Null: a back edge from a NextIteration not added yet.
     int index;
+    std::string src_name;
   };
   std::vector<Input> data_inputs;
   std::vector<Node*> control_inputs;
@@ -112,6 +116,10 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
                                             input));
     }
     Node* src = FindNode(id->node);
+    if (src == nullptr && IsMergeOp(def.op()) && !id->IsControl() && id->node != def.name()) {
+      data_inputs.push_back({nullptr, id->index, std::string(id->node)});
+      continue;
+    }
     if (src == nullptr) {
       return NodeError(def, absl::StrFormat("input '%s' of node '%s' refers to unknown node '%s'",
                                             input, def.name(), id->node));
@@ -126,7 +134,7 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
                                             input, id->index, src->name(), src->op(),
                                             Plural(src->num_outputs(), "output")));
     }
-    data_inputs.push_back({src, id->index});
+    data_inputs.push_back({src, id->index, {}});
   }
 
   const int expected_inputs = static_cast<int>(signature->input_types.size());
@@ -138,6 +146,11 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   std::vector<const Tensor*> input_tensors;
   for (int i = 0; i < expected_inputs; ++i) {
     const Input& in = data_inputs[i];
+    if (in.src == nullptr) {
+      input_shapes.emplace_back();
+      input_tensors.push_back(nullptr);
+      continue;
+    }
     RETURN_IF_ERROR(CheckInputType(def, i, signature->input_types[i], in.src->output_type(in.index),
                                    in.src->name()));
     input_shapes.push_back(in.src->output_shape(in.index));
@@ -179,6 +192,11 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
     src->out_edges_.push_back(edge);
   };
   for (int i = 0; i < expected_inputs; ++i) {
+    if (data_inputs[i].src == nullptr) {
+      dst->in_edges_.push_back(nullptr);
+      pending_back_edges_[data_inputs[i].src_name].push_back({dst, i, data_inputs[i].index});
+      continue;
+    }
     add_edge(data_inputs[i].src, data_inputs[i].index, i);
   }
   for (Node* src : control_inputs) add_edge(src, kControlSlot, kControlSlot);
@@ -186,7 +204,101 @@ absl::StatusOr<Node*> Graph::AddNode(NodeDef def) {
   by_name_.emplace(dst->name(), dst);
   node_ptrs_.push_back(dst);
   nodes_.push_back(std::move(node));
+  if (!pending_back_edges_.empty()) {
+    if (absl::Status s = ResolveBackEdges(dst); !s.ok()) {
+      // The graph stays as it was: a failed AddNode adds nothing.
+      by_name_.erase(dst->name());
+      for (const Edge* edge : dst->in_edges_) {
+        if (edge != nullptr) std::erase(edge->src->out_edges_, edge);
+      }
+      node_ptrs_.pop_back();
+      nodes_.pop_back();
+      return s;
+    }
+  }
   return dst;
+}
+
+absl::Status Graph::ResolveBackEdges(Node* src) {
+  auto it = pending_back_edges_.find(src->name());
+  if (it == pending_back_edges_.end()) return absl::OkStatus();
+  for (const BackEdge& back : it->second) {
+    const NodeDef& merge = back.merge->def();
+    if (!IsNextIterationOp(src->op())) {
+      return NodeError(merge, absl::StrFormat(
+                                  "input %d comes from '%s' (%s), which is defined after it; "
+                                  "only a NextIteration may feed a Merge from later (a loop)",
+                                  back.input, src->name(), src->op()));
+    }
+    if (back.src_output >= src->num_outputs()) {
+      return NodeError(merge, absl::StrFormat("input %d refers to output %d of node '%s' (%s), "
+                                              "which has %s",
+                                              back.input, back.src_output, src->name(),
+                                              src->op(), Plural(src->num_outputs(), "output")));
+    }
+    RETURN_IF_ERROR(CheckInputType(merge, back.input, back.merge->input_type(back.input),
+                                   src->output_type(back.src_output), src->name()));
+  }
+  for (const BackEdge& back : it->second) {
+    edges_.push_back(
+        std::make_unique<Edge>(Edge{src, back.src_output, back.merge, back.input}));
+    back.merge->in_edges_[back.input] = edges_.back().get();
+    src->out_edges_.push_back(edges_.back().get());
+  }
+  pending_back_edges_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status Graph::UpdateEdge(Node* src, int src_output, Node* dst, int dst_input) {
+  const NodeDef& def = dst->def();
+  if (dst_input < 0 || dst_input >= dst->num_inputs()) {
+    return NodeError(def, absl::StrFormat("has no input %d", dst_input));
+  }
+  if (src_output < 0 || src_output >= src->num_outputs()) {
+    return NodeError(def, absl::StrFormat("input from '%s': it has no output %d", src->name(),
+                                          src_output));
+  }
+  if (src->id() >= dst->id() && !(IsNextIterationOp(src->op()) && IsMergeOp(dst->op()))) {
+    return NodeError(def, absl::StrFormat("input from '%s', added after it: only a "
+                                          "NextIteration may feed a Merge from later",
+                                          src->name()));
+  }
+  RETURN_IF_ERROR(CheckInputType(def, dst_input, dst->input_type(dst_input),
+                                 src->output_type(src_output), src->name()));
+  if (const Edge* old = dst->in_edges_[dst_input]; old != nullptr) {
+    std::erase(old->src->out_edges_, old);
+  }
+  edges_.push_back(std::make_unique<Edge>(Edge{src, src_output, dst, dst_input}));
+  dst->in_edges_[dst_input] = edges_.back().get();
+  src->out_edges_.push_back(edges_.back().get());
+  dst->def_.set_input(dst_input, src_output == 0 ? src->name()
+                                                 : absl::StrFormat("%s:%d", src->name(),
+                                                                   src_output));
+  return absl::OkStatus();
+}
+
+void Graph::AddControlEdge(Node* src, Node* dst) {
+  for (const Edge* edge : dst->in_edges_) {
+    if (edge != nullptr && edge->IsControl() && edge->src == src) return;
+  }
+  edges_.push_back(std::make_unique<Edge>(Edge{src, kControlSlot, dst, kControlSlot}));
+  dst->in_edges_.push_back(edges_.back().get());
+  src->out_edges_.push_back(edges_.back().get());
+  dst->def_.add_input("^" + src->name());
+}
+
+absl::Status Graph::CheckBackEdgesResolved() const {
+  if (pending_back_edges_.empty()) return absl::OkStatus();
+  std::vector<std::string> missing;
+  for (const auto& [name, backs] : pending_back_edges_) {
+    for (const BackEdge& back : backs) {
+      missing.push_back(absl::StrFormat("input %d of '%s' names '%s'", back.input,
+                                        back.merge->name(), name));
+    }
+  }
+  std::sort(missing.begin(), missing.end());
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown nodes feeding a Merge: %s", absl::StrJoin(missing, "; ")));
 }
 
 Node* Graph::FindNode(std::string_view name) const {

@@ -54,7 +54,9 @@ class Node {
   // nullptr.
   const Tensor* constant_value() const { return constant_value_.get(); }
 
-  // Data edges indexed by input slot, then control edges.
+  // Data edges indexed by input slot, then control edges. A Merge's input
+  // from a NextIteration added after it (a loop's back edge) is null until
+  // that node is added.
   const std::vector<const Edge*>& in_edges() const { return in_edges_; }
   const std::vector<const Edge*>& out_edges() const { return out_edges_; }
   // The edge feeding data input `i`. REQUIRES: 0 <= i < num_inputs().
@@ -91,11 +93,28 @@ class Graph {
   // input needs a ref output; a ref output may feed a value input), and
   // infers output shapes. Errors are INVALID_ARGUMENT (NOT_FOUND for an
   // unknown op) and start with "node 'NAME' (OP): ".
+  // A loop's back edge is the one exception to "inputs already in the
+  // graph": a Merge may name a node not added yet, which must then be a
+  // NextIteration (checked when it is added). Until then the Merge's shape
+  // ignores that input.
   absl::StatusOr<Node*> AddNode(NodeDef def);
+  // INVALID_ARGUMENT naming every Merge input that still waits for its
+  // NextIteration.
+  absl::Status CheckBackEdgesResolved() const;
+  // Makes data input `dst_input` of `dst` read `src`:`src_output` instead
+  // (the NodeDef follows), as a loop builder closes its loop: the types
+  // must be equal, and `src` must come before `dst` unless it is a
+  // NextIteration feeding a Merge.
+  absl::Status UpdateEdge(Node* src, int src_output, Node* dst, int dst_input);
+  // Makes `dst` run after `src` (the NodeDef follows), even when `src` was
+  // added later, as a loop's gradient orders what it saves per iteration.
+  // The caller keeps the graph free of cycles other than loops.
+  void AddControlEdge(Node* src, Node* dst);
 
   Node* FindNode(std::string_view name) const;
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
-  // In id order, which is a topological order.
+  // In id order, which is a topological order once back edges (from a
+  // NextIteration to a Merge) are left out.
   const std::vector<Node*>& nodes() const { return node_ptrs_; }
 
   VersionDef& versions() { return versions_; }
@@ -112,13 +131,22 @@ class Graph {
   std::vector<Node*> node_ptrs_;
   std::vector<std::unique_ptr<Edge>> edges_;
   absl::flat_hash_map<std::string, Node*> by_name_;
+  // Merge inputs naming a node not added yet, by that node's name.
+  struct BackEdge {
+    Node* merge;
+    int input;
+    int src_output;
+  };
+  absl::flat_hash_map<std::string, std::vector<BackEdge>> pending_back_edges_;
+  absl::Status ResolveBackEdges(Node* src);
   VersionDef versions_;
   FunctionDefLibrary library_;
 };
 
 // Builds a Graph from `def`, validating every rule of Graph::AddNode plus:
 // duplicate names, dangling inputs, control inputs before data inputs, and
-// cycles (the message names the nodes on the cycle). Nodes may appear in
+// cycles other than loops (a cycle must pass from a NextIteration to a
+// Merge; the message names the nodes on any other). Nodes may appear in
 // any order in `def`. Never crashes on any input.
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
                                                       const OpRegistry& registry);

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "graph/control_flow_names.h"
 #include "graph/graph.h"
 #include "graph/status_macros.h"
 
@@ -20,7 +21,9 @@ absl::Status NodeError(const NodeDef& def, const std::string& message) {
 }
 
 // For each node, the indices of the nodes it reads from (data or control,
-// with repeats), after checking names and inputs syntactically.
+// with repeats), after checking names and inputs syntactically. A loop's
+// back edge (a NextIteration feeding a Merge) is left out: it is the one
+// edge that may close a cycle.
 absl::StatusOr<std::vector<std::vector<int>>> ResolveInputs(const GraphDef& def) {
   absl::flat_hash_map<std::string, int> index_of;
   index_of.reserve(def.node_size());
@@ -58,6 +61,10 @@ absl::StatusOr<std::vector<std::vector<int>>> ResolveInputs(const GraphDef& def)
         return NodeError(
             node, absl::StrFormat("input '%s' of node '%s' refers to unknown node '%s'", input,
                                   node.name(), id->node));
+      }
+      if (!id->IsControl() && IsMergeOp(node.op()) &&
+          IsNextIterationOp(def.node(it->second).op())) {
+        continue;
       }
       producers[i].push_back(it->second);
     }
@@ -126,6 +133,7 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const GraphDef& def,
     }
   }
   if (static_cast<int>(order.size()) < n) {
+    // Loops' cycles were left out above: what remains is not a loop.
     return absl::InvalidArgumentError("graph has a cycle: " +
                                       DescribeCycle(def, producers, pending));
   }
@@ -162,6 +170,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
                                                        : def.node(i))
                         .status());
   }
+  RETURN_IF_ERROR(graph->CheckBackEdgesResolved());
   return graph;
 }
 

@@ -121,6 +121,13 @@ Operation NodeBuilder::Finalize() {
     return Operation();
   };
 
+  // Inside a loop or a cond, inputs from outside it come in through the
+  // builder's Enter or Switch (which may add nodes, before this one).
+  for (std::vector<Output>& arg : args_) {
+    for (Output& input : arg) input = scope_.MapInput(input);
+  }
+  if (!scope_.ok()) return Operation();
+
   absl::StatusOr<const OpRegistration*> op = scope_.registry().LookUp(def_.op());
   if (!op.ok()) return fail(op.status());
   const OpDef& op_def = (*op)->op_def;

@@ -125,6 +125,30 @@ Scope Scope::WithControlDependencies(const Output& dep) const {
   return WithControlDependencies({dep.op()});
 }
 
+bool IsValidOutput(const Output& output) {
+  return output.ok() && output.index() >= 0 && output.index() < output.node()->num_outputs();
+}
+
+Scope Scope::WithInputMapper(InputMapper mapper) const {
+  Scope child = *this;
+  if (input_mapper_ == nullptr) {
+    child.input_mapper_ = std::make_shared<const InputMapper>(std::move(mapper));
+  } else {
+    // The new (inner) mapper first; what it returns is still outside the
+    // outer builder's ops or already inside them.
+    child.input_mapper_ = std::make_shared<const InputMapper>(
+        [inner = std::move(mapper), outer = input_mapper_](const Output& input) {
+          return (*outer)(inner(input));
+        });
+  }
+  return child;
+}
+
+Output Scope::MapInput(const Output& input) const {
+  if (input_mapper_ == nullptr || !input.ok()) return input;
+  return (*input_mapper_)(input);
+}
+
 Scope Scope::WithNoControlDependencies() const {
   Scope child = *this;
   child.control_deps_.clear();

@@ -4,6 +4,7 @@
 #ifndef RILL_GRAPH_SCOPE_H_
 #define RILL_GRAPH_SCOPE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ class Output {
 
 using OutputList = std::vector<Output>;
 
+// Whether `output` names an output its node has (a builder callback may
+// return a null one, or one with an index out of range).
+bool IsValidOutput(const Output& output);
+
 // Scopes are cheap values; children share the graph and the error state of
 // their root. Thread safety: not synchronized; build a graph from one
 // thread.
@@ -84,6 +89,16 @@ class Scope {
   // tf.colocate_with(op, ignore_existing=True)): an update goes with its
   // variable even when built beside another op.
   Scope ColocateOnlyWith(const Operation& op) const;
+
+  // What a control-flow builder does with the inputs that ops built inside
+  // it take from outside: a loop's body reads them through an Enter into
+  // its frame, a cond's branch through a Switch on its predicate. The
+  // mapper returns what the op reads instead; a mapper added inside
+  // another runs first, and the outer one then maps its result.
+  using InputMapper = std::function<Output(const Output&)>;
+  Scope WithInputMapper(InputMapper mapper) const;
+  // `input` as ops built in this scope read it (itself without a mapper).
+  Output MapInput(const Output& input) const;
 
   // A fresh name for an op whose default name is `default_name` ("MatMul",
   // "MatMul_1", ...), or the WithOpName name.
@@ -125,6 +140,7 @@ class Scope {
   std::vector<std::string> colocation_groups_;
   std::string colocation_device_;
   std::vector<Operation> control_deps_;
+  std::shared_ptr<const InputMapper> input_mapper_;
 };
 
 }  // namespace rill

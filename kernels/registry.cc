@@ -29,6 +29,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);
   RegisterCpuQueueKernels(registry);
+  RegisterControlFlowKernels(registry);
 }
 
 void RegisterGpuKernels(KernelRegistry& registry) {

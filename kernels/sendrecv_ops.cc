@@ -6,8 +6,10 @@
 // device's context.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
@@ -38,6 +40,23 @@ absl::StatusOr<std::unique_ptr<OpKernel>> CreateWithKey(const OpKernelConstructi
   return std::unique_ptr<OpKernel>(std::make_unique<Kernel>(c, std::move(key)));
 }
 
+// The key of this run of the node: inside a loop, the prepared key with
+// the frame and iteration in place of its "0:0", so that each iteration's
+// value has its own key (the same in the sending and receiving partition).
+const PreparedRendezvousKey& KeyOfRun(const PreparedRendezvousKey& key, const KernelContext& ctx,
+                                      PreparedRendezvousKey* scratch) {
+  if (ctx.frame_id() == 0 && ctx.iter_id() == 0) return key;
+  scratch->dst_task = key.dst_task;
+  scratch->text = absl::StrCat(key.text.substr(0, key.text.rfind(';') + 1),
+                               static_cast<int64_t>(ctx.frame_id()), ":", ctx.iter_id());
+  return *scratch;
+}
+
+// A dead value (an untaken branch) travels as an empty tensor.
+Tensor ValueOrDead(const KernelContext& ctx) {
+  return ctx.has_input(0) ? ctx.input(0) : Tensor();
+}
+
 absl::StatusOr<Rendezvous*> StepRendezvous(const KernelContext& ctx) {
   if (ctx.rendezvous() == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -53,7 +72,8 @@ class SendOp final : public OpKernel {
 
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(Rendezvous * rendezvous, StepRendezvous(ctx));
-    return rendezvous->Send(key_, ctx.input(0));
+    PreparedRendezvousKey scratch;
+    return rendezvous->Send(KeyOfRun(key_, ctx, &scratch), ValueOrDead(ctx));
   }
   bool IsExpensive() const override { return false; }
 
@@ -73,22 +93,24 @@ class DeviceSendOp final : public AsyncOpKernel {
       done(rendezvous.status());
       return;
     }
+    PreparedRendezvousKey scratch;
+    const PreparedRendezvousKey& key = KeyOfRun(key_, ctx, &scratch);
     DeviceContext* device = ctx.device_context();
-    if (device == nullptr) {
-      done((*rendezvous)->Send(key_, ctx.input(0)));
+    if (device == nullptr || !ctx.has_input(0)) {
+      done((*rendezvous)->Send(key, ValueOrDead(ctx)));
       return;
     }
     // The step, and so its rendezvous, lasts until `done`.
     auto host = std::make_shared<Tensor>();
     device->CopyToHost(
         ctx.input(0), host.get(),
-        [this, rendezvous = *rendezvous, host, done = std::move(done)](absl::Status copied) {
+        [rendezvous = *rendezvous, key, host, done = std::move(done)](absl::Status copied) {
           if (!copied.ok()) {
             done(absl::Status(copied.code(), absl::StrFormat("copying '%s' to the host: %s",
-                                                             key_.text, copied.message())));
+                                                             key.text, copied.message())));
             return;
           }
-          done(rendezvous->Send(key_, *host));
+          done(rendezvous->Send(key, *host));
         });
   }
   bool IsExpensive() const override { return false; }
@@ -108,11 +130,17 @@ class RecvOp final : public AsyncOpKernel {
       done(rendezvous.status());
       return;
     }
+    PreparedRendezvousKey scratch;
     (*rendezvous)
-        ->RecvAsync(key_, [this, &ctx, done = std::move(done)](const absl::Status& status,
-                                                               const Tensor& value) {
+        ->RecvAsync(KeyOfRun(key_, ctx, &scratch), [this, &ctx, done = std::move(done)](
+                                                        const absl::Status& status,
+                                                        const Tensor& value) {
           if (!status.ok()) {
             done(status);
+            return;
+          }
+          if (!value.IsInitialized()) {
+            done(absl::OkStatus());  // Dead: the output stays unset.
             return;
           }
           if (value.dtype() != BaseType(output_type(0))) {

@@ -16,6 +16,7 @@ void RegisterNnGradients(GradientRegistry& registry);     // gradients/nn_grad.c
 void RegisterArrayGradients(GradientRegistry& registry);  // gradients/array_grad.cc
 void RegisterDataFlowGradients(GradientRegistry& registry);  // gradients/data_flow_grad.cc
 void RegisterQueueGradients(GradientRegistry& registry);  // gradients/queue_grad.cc
+void RegisterControlFlowGradients(GradientRegistry& registry);  // gradients/control_flow_grad.cc
 
 // Every standard op's gradient (or its no-gradient declaration).
 const GradientRegistry& StandardGradients();

@@ -4,7 +4,9 @@
 #ifndef RILL_OPS_OPS_H_
 #define RILL_OPS_OPS_H_
 
+#include "graph/cond.h"
 #include "graph/scope.h"
+#include "graph/while_loop.h"
 #include "ops/input.h"
 #include "ops/partitioned_variable.h"
 #include "ops/registry.h"

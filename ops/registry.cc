@@ -22,6 +22,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterSummaryOps(registry);
   RegisterQueueOps(registry);
   RegisterDataFlowOps(registry);
+  RegisterControlFlowOps(registry);
 }
 
 const OpRegistry& StandardOps() {

@@ -23,6 +23,7 @@ void RegisterIoOps(OpRegistry& registry);           // io_ops.cc
 void RegisterSummaryOps(OpRegistry& registry);      // summary_ops.cc
 void RegisterQueueOps(OpRegistry& registry);        // queue_ops.cc
 void RegisterDataFlowOps(OpRegistry& registry);     // data_flow_ops.cc
+void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);

@@ -5,6 +5,7 @@
 #define RILL_KERNELS_FRAMEWORK_OP_KERNEL_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -105,6 +106,9 @@ class KernelContext {
     StepCancellation* cancellation = nullptr;
     Rendezvous* rendezvous = nullptr;
     DeviceContext* device_context = nullptr;
+    // The loop frame and iteration the node runs in (0, 0 outside loops).
+    uint64_t frame_id = 0;
+    int64_t iter_id = 0;
   };
 
   explicit KernelContext(Params params);
@@ -120,6 +124,11 @@ class KernelContext {
     return frame_.inputs[i].is_ref() ? ref_values_[i] : frame_.inputs[i].tensor;
   }
   bool input_is_ref(int i) const { return frame_.inputs[i].is_ref(); }
+  // Whether input `i` has a value: false for a dead input (an untaken
+  // branch), which only a Merge or a _Send ever sees.
+  bool has_input(int i) const {
+    return frame_.inputs[i].is_ref() || frame_.inputs[i].tensor.IsInitialized();
+  }
   // A reference input's variable storage and mutex. REQUIRES: input_is_ref(i).
   Tensor* mutable_input(int i) const { return frame_.inputs[i].ref; }
   absl::Mutex* input_ref_mutex(int i) const { return frame_.inputs[i].ref_mu; }
@@ -146,6 +155,10 @@ class KernelContext {
   DeviceContext* device_context() const { return frame_.device_context; }
   // The step's rendezvous; null when the step has none (one device).
   Rendezvous* rendezvous() const { return frame_.rendezvous; }
+  // The loop frame and iteration this run of the node is in: rendezvous
+  // keys of _Send/_Recv inside loops carry them.
+  uint64_t frame_id() const { return frame_.frame_id; }
+  int64_t iter_id() const { return frame_.iter_id; }
   // Whether the step was cancelled (an error elsewhere, a deadline); a
   // long-running kernel checks it and returns early.
   bool cancelled() const {

@@ -13,6 +13,11 @@ void CleanupStepResources(ResourceMgr& resources, int64_t step_id) {
   resources.Cleanup(StepContainer(step_id));
 }
 
+bool MakesStepResources(std::string_view op) {
+  return op == "TensorArrayV3" || op == "TensorArrayGradV3" || op == "TensorArrayGradWithShape" ||
+         op == "StackV2";
+}
+
 absl::StatusOr<ResourceMgr*> StepResourceMgr(const KernelContext& ctx) {
   if (ctx.resource_manager() == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(

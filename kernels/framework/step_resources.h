@@ -31,6 +31,9 @@ std::string StepContainer(int64_t step_id);
 // can still use them); a holder that still has one keeps it alive until it
 // lets go, but no lookup finds it any more.
 void CleanupStepResources(ResourceMgr& resources, int64_t step_id);
+// Whether nodes of op `op` make resources of their step (so that an
+// executor without any skips the cleanup).
+bool MakesStepResources(std::string_view op);
 
 // The device's resource manager; FAILED_PRECONDITION when the kernel runs
 // without one.

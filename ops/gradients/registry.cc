@@ -61,6 +61,7 @@ const GradientRegistry& StandardGradients() {
     RegisterAccumulatorGradients(*r);
     RegisterSummaryGradients(*r);
     RegisterQueueGradients(*r);
+    RegisterControlFlowGradients(*r);
     return r;
   }();
   return *registry;

@@ -25,7 +25,13 @@ PushTensorFn PushOverRpc(ChannelCache* channels) {
     PushTensorRequest request;
     request.set_step_id(step_id);
     request.set_key(std::move(key));
-    (*peer)->Call("PushTensor", RpcMessage{request.SerializeAsString(), {std::move(value)}},
+    std::vector<Tensor> tensors;
+    if (value.IsInitialized()) {
+      tensors.push_back(std::move(value));
+    } else {
+      request.set_is_dead(true);
+    }
+    (*peer)->Call("PushTensor", RpcMessage{request.SerializeAsString(), std::move(tensors)},
                   absl::InfiniteFuture(),
                   [done = std::move(done)](absl::Status status, RpcMessage) { done(status); });
   };
@@ -226,18 +232,21 @@ void WorkerService::DeregisterGraph(RpcMessage request, RpcDone done) {
 void WorkerService::PushTensor(RpcMessage request, RpcDone done) {
   absl::StatusOr<PushTensorRequest> parsed = ParseBody<PushTensorRequest>(request, "PushTensor");
   if (!parsed.ok()) return done(parsed.status(), {});
-  if (request.tensors.size() != 1) {
-    return done(
-        absl::InvalidArgumentError(absl::StrFormat("PushTensor: %d tensors under '%s', expected 1",
-                                                   request.tensors.size(), parsed->key())),
-        {});
+  const size_t expected = parsed->is_dead() ? 0 : 1;
+  if (request.tensors.size() != expected) {
+    return done(absl::InvalidArgumentError(
+                    absl::StrFormat("PushTensor: %d tensors under '%s', expected %d%s",
+                                    request.tensors.size(), parsed->key(), expected,
+                                    parsed->is_dead() ? " (a dead value)" : "")),
+                {});
   }
   NotePusher(request.connection, parsed->key());
   absl::Status delivered;
   {
     // The receiver's quick nodes run here, on the socket thread.
     QuickContinuationsHere quick;
-    delivered = worker_->Deliver(parsed->step_id(), parsed->key(), request.tensors[0]);
+    delivered = worker_->Deliver(parsed->step_id(), parsed->key(),
+                                 parsed->is_dead() ? Tensor() : request.tensors[0]);
   }
   done(std::move(delivered), {});
 }

@@ -5,7 +5,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "graph/control_flow_names.h"
 #include "graph/status_macros.h"
+#include "kernels/framework/step_resources.h"
 #include "kernels/registry.h"
 #include "runtime/exec/executor_items.h"
 
@@ -83,6 +85,7 @@ absl::Status Executor::Build(const Params& params) {
     item.async = item.kernel->AsAsync();
     item.expensive = item.kernel->IsExpensive() && !device_->RunsKernelsInline();
     item.allows_uninitialized_input = node->op_def().allows_uninitialized_input();
+    makes_step_resources_ = makes_step_resources_ || MakesStepResources(node->op());
     item.output_types = node->output_types();
     item.input_start = num_input_slots_;
     item.num_inputs = node->num_inputs();
@@ -100,6 +103,11 @@ absl::Status Executor::Build(const Params& params) {
   for (int i = 0; i < n; ++i) {
     const Node* node = nodes[i];
     for (const Edge* edge : node->in_edges()) {
+      if (edge == nullptr) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "node '%s' (%s): an input waits for a NextIteration that is not in the graph",
+            node->name(), node->op()));
+      }
       const int32_t src = local[edge->src->id()];
       if (edge->IsControl()) {
         if (src < 0) continue;
@@ -176,6 +184,14 @@ absl::Status Executor::Build(const Params& params) {
     node_fetches_.insert(node_fetches_.end(), fetches_of[i].begin(), fetches_of[i].end());
     item.fetch_end = static_cast<int32_t>(node_fetches_.size());
     if (initial_pending_[i] == 0) roots_.push_back(i);
+  }
+  // A partition of a graph with control flow may receive dead values
+  // without holding a primitive itself: the partitioner marks its
+  // transfers with `_control_flow`.
+  if (std::any_of(nodes.begin(), nodes.end(), [](const Node* node) {
+        return IsControlFlowOp(node->op()) || node->def().attr().contains("_control_flow");
+      })) {
+    RETURN_IF_ERROR(BuildFlow(params, nodes, local));
   }
   return absl::OkStatus();
 }

@@ -31,6 +31,7 @@
 #include "runtime/device/caching_allocator.h"
 #include "runtime/device/device.h"
 #include "runtime/exec/continuations.h"
+#include "runtime/exec/frame_state.h"
 #include "runtime/exec/kernel_cost.h"
 #include "runtime/exec/step_stats.h"
 #include "unsupported/Eigen/CXX11/ThreadPool"
@@ -152,7 +153,12 @@ class Executor {
   // Accounts for an async node that finished after RunNode returned, and
   // runs what it readied.
   void FinishAsync(PartitionRun* step, int32_t id, bool ok) const;
-  bool FetchOutputs(PartitionRun* step, const NodeItem& item) const;
+  bool FetchOutputs(PartitionRun* step, const NodeItem& item, const TensorValue* outputs) const;
+  // Reads the variables behind the inputs that take a reference's value;
+  // false (the step failed) when one is uninitialized.
+  bool DerefInputs(PartitionRun* step, const NodeItem& item, TensorValue* inputs) const;
+  KernelContext::Frame KernelFrame(PartitionRun* step, const NodeItem& item, TensorValue* inputs,
+                                   TensorValue* outputs) const;
   // Stops the step with the node's error.
   void Fail(PartitionRun* step, const NodeItem& item, const absl::Status& status) const;
   // A node read `variable` before anything assigned it.
@@ -169,7 +175,30 @@ class Executor {
   // Not measured yet, or measured at kMinHandOffNanos or more.
   bool MayRunLong(int32_t id) const;
   void Finish(PartitionRun* step) const;
-  void RecordStats(PartitionRun* step, const NodeItem& item, int64_t start_micros) const;
+  void RecordStats(PartitionRun* step, const NodeItem& item, int64_t start_micros,
+                   const TensorValue* outputs) const;
+
+  // The same for graphs with control flow (executor_frames.cc): nodes run
+  // tagged with their frame and iteration, and FlowState decides what a
+  // finished node readies.
+  using TaggedNode = executor_internal::TaggedNode;
+  using TaggedList = executor_internal::TaggedList;
+  struct FlowAsyncRun;
+  absl::Status BuildFlow(const Params& params, const std::vector<const Node*>& nodes,
+                         const std::vector<int32_t>& local);
+  void StartFlowStep(PartitionRun* step, const Args& args) const;
+  void ProcessFlowRootsHere(PartitionRun* step) const;
+  void ProcessFlow(PartitionRun* step, TaggedList first) const;
+  void ProcessFlowOnPool(PartitionRun* step, TaggedList first) const;
+  void DispatchFlow(PartitionRun* step, TaggedList* expensive, TaggedList* ready) const;
+  NodeResult RunFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs) const;
+  bool FinishFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,
+                      absl::Status status, int64_t start_micros) const;
+  void FinishFlowAsync(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,
+                       bool ok) const;
+  int PropagateFlow(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,
+                    TaggedList* cheap, TaggedList* expensive) const;
+  void FailInFrame(PartitionRun* step, const TaggedNode& node, const absl::Status& status) const;
 
   Device* device_ = nullptr;
   // The device's allocator when it counts its bytes (traced steps report
@@ -202,6 +231,14 @@ class Executor {
   std::vector<Feed> feeds_;
   std::vector<std::pair<int32_t, int32_t>> fetches_from_feeds_;  // (fetch, feed index).
   int num_fetches_ = 0;
+
+  // Some node makes resources of the step (TensorArrays, stacks), which
+  // the step's end drops.
+  bool makes_step_resources_ = false;
+  // Null for a graph without control flow.
+  std::unique_ptr<executor_internal::FlowGraph> flow_;
+  std::vector<std::vector<int32_t>> flow_feed_slots_;  // Per feed: root-frame input slots.
+  std::vector<std::string> fetch_names_;               // "node:k", for messages.
 
   mutable absl::Mutex free_steps_mu_;
   mutable std::vector<std::unique_ptr<PartitionRun>> free_steps_ ABSL_GUARDED_BY(free_steps_mu_);

@@ -63,6 +63,8 @@ struct Executor::PartitionRun {
   bool collect_stats = false;
   Rendezvous* rendezvous = nullptr;
   DoneCallback done;
+  // Frames and iterations, for a graph with control flow.
+  std::unique_ptr<executor_internal::FlowState> flow;
 };
 
 namespace executor_internal {

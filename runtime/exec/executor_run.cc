@@ -41,6 +41,9 @@ absl::Status Executor::Run(const Args& args, std::vector<Tensor>* fetched) const
 void Executor::RunAsync(const Args& args, std::vector<Tensor>* fetched, DoneCallback done) const {
   PartitionRun* step = Begin(args, fetched, std::move(done));
   if (step == nullptr) return;
+  if (args.runner == nullptr && flow_ != nullptr) {
+    return pool_->Schedule([this, step] { ProcessRootsHere(step); });
+  }
   if (args.runner == nullptr) return ProcessOnPool(step, ReadyList(roots_.begin(), roots_.end()));
   args.runner([this, step] { ProcessRootsHere(step); });
 }
@@ -52,7 +55,7 @@ Executor::PartitionRun* Executor::Begin(const Args& args, std::vector<Tensor>* f
     return nullptr;
   }
   PartitionRun* step = StartStep(args, fetched, std::move(done));
-  if (roots_.empty()) {
+  if ((flow_ != nullptr ? flow_->roots : roots_).empty()) {
     Finish(step);
     return nullptr;
   }
@@ -60,6 +63,7 @@ Executor::PartitionRun* Executor::Begin(const Args& args, std::vector<Tensor>* f
 }
 
 void Executor::ProcessRootsHere(PartitionRun* step) const {
+  if (flow_ != nullptr) return ProcessFlowRootsHere(step);
   if (QuickContinuationsHere::Active() && pool_ != nullptr) {
     // No InlineContinuations scope: what another partition readies from
     // here must not wait for (or run on) this thread.
@@ -182,13 +186,11 @@ struct Executor::AsyncRun {
   std::atomic<int> phase{kRunning};
 };
 
-Executor::NodeResult Executor::RunNode(PartitionRun* step, int32_t id) const {
-  const NodeItem& item = items_[id];
-  TensorValue* inputs = step->inputs.data() + item.input_start;
-  TensorValue* outputs = step->outputs.data() + item.output_start;
+bool Executor::DerefInputs(PartitionRun* step, const NodeItem& item, TensorValue* inputs) const {
   for (int32_t d = item.deref_begin; d < item.deref_end; ++d) {
     const auto [input, src] = deref_inputs_[d];
     TensorValue& value = inputs[input];
+    if (!value.is_ref()) continue;  // Dead (an untaken branch).
     Tensor current;
     {
       absl::MutexLock lock(value.ref_mu);
@@ -196,12 +198,15 @@ Executor::NodeResult Executor::RunNode(PartitionRun* step, int32_t id) const {
     }
     if (!current.IsInitialized() && !item.allows_uninitialized_input) {
       FailUninitialized(step, item, items_[src].def->name());
-      return NodeResult::kFailed;
+      return false;
     }
     value = TensorValue{std::move(current)};
   }
+  return true;
+}
 
-  const int64_t start_micros = step->collect_stats ? NowMicros() : 0;
+KernelContext::Frame Executor::KernelFrame(PartitionRun* step, const NodeItem& item,
+                                           TensorValue* inputs, TensorValue* outputs) const {
   KernelContext::Frame frame;
   frame.node = item.def;
   frame.inputs = absl::MakeConstSpan(inputs, item.num_inputs);
@@ -213,6 +218,17 @@ Executor::NodeResult Executor::RunNode(PartitionRun* step, int32_t id) const {
   frame.cancellation = step->cancellation;
   frame.device_context = device_->device_context();
   frame.rendezvous = step->rendezvous;
+  return frame;
+}
+
+Executor::NodeResult Executor::RunNode(PartitionRun* step, int32_t id) const {
+  const NodeItem& item = items_[id];
+  TensorValue* inputs = step->inputs.data() + item.input_start;
+  TensorValue* outputs = step->outputs.data() + item.output_start;
+  if (!DerefInputs(step, item, inputs)) return NodeResult::kFailed;
+
+  const int64_t start_micros = step->collect_stats ? NowMicros() : 0;
+  KernelContext::Frame frame = KernelFrame(step, item, inputs, outputs);
   absl::Status status;
   {
     // The device's profiler range covers the kernel's launches, not the
@@ -278,8 +294,10 @@ bool Executor::FinishNode(PartitionRun* step, int32_t id, absl::Status status,
       }
     }
   }
-  if (status.ok() && step->collect_stats) RecordStats(step, item, start_micros);
-  if (status.ok() && (item.fetch_begin == item.fetch_end || FetchOutputs(step, item))) return true;
+  if (status.ok() && step->collect_stats) RecordStats(step, item, start_micros, outputs);
+  if (status.ok() && (item.fetch_begin == item.fetch_end || FetchOutputs(step, item, outputs))) {
+    return true;
+  }
   if (!status.ok()) Fail(step, item, status);
   for (int32_t k = 0; k < item.num_outputs; ++k) Clear(outputs[k]);
   return false;

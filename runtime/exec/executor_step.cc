@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
+#include "kernels/framework/step_resources.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/executor_items.h"
 
@@ -69,11 +70,13 @@ Executor::PartitionRun* Executor::StartStep(const Args& args, std::vector<Tensor
     step->outputs.resize(num_output_slots_);
     step->pending = std::make_unique<std::atomic<int32_t>[]>(items_.size());
   }
-  for (size_t i = 0; i < items_.size(); ++i) {
-    // Relaxed: the step is not yet shared; starting it publishes these.
-    step->pending[i].store(initial_pending_[i], std::memory_order_relaxed);
+  if (flow_ == nullptr) {
+    for (size_t i = 0; i < items_.size(); ++i) {
+      // Relaxed: the step is not yet shared; starting it publishes these.
+      step->pending[i].store(initial_pending_[i], std::memory_order_relaxed);
+    }
+    step->outstanding.store(static_cast<int32_t>(roots_.size()), std::memory_order_relaxed);
   }
-  step->outstanding.store(static_cast<int32_t>(roots_.size()), std::memory_order_relaxed);
   if (args.cancellation != nullptr) {
     step->cancellation = args.cancellation;
   } else {
@@ -91,8 +94,12 @@ Executor::PartitionRun* Executor::StartStep(const Args& args, std::vector<Tensor
   step->fetched = fetched;
   fetched->assign(num_fetches_, Tensor());
   for (const auto& [fetch, feed] : fetches_from_feeds_) (*fetched)[fetch] = args.feeds[feed];
-  for (size_t j = 0; j < feeds_.size(); ++j) {
-    for (int32_t slot : feeds_[j].slots) step->inputs[slot].tensor = args.feeds[j];
+  if (flow_ != nullptr) {
+    StartFlowStep(step.get(), args);
+  } else {
+    for (size_t j = 0; j < feeds_.size(); ++j) {
+      for (int32_t slot : feeds_[j].slots) step->inputs[slot].tensor = args.feeds[j];
+    }
   }
   return step.release();
 }
@@ -114,8 +121,8 @@ void Executor::Abort(PartitionRun* step, const absl::Status& status) const {
   step->cancellation->Cancel(status);
 }
 
-bool Executor::FetchOutputs(PartitionRun* step, const NodeItem& item) const {
-  const TensorValue* outputs = step->outputs.data() + item.output_start;
+bool Executor::FetchOutputs(PartitionRun* step, const NodeItem& item,
+                            const TensorValue* outputs) const {
   for (int32_t f = item.fetch_begin; f < item.fetch_end; ++f) {
     const auto [output, fetch] = node_fetches_[f];
     const TensorValue& value = outputs[output];
@@ -139,7 +146,8 @@ bool Executor::FetchOutputs(PartitionRun* step, const NodeItem& item) const {
   return true;
 }
 
-void Executor::RecordStats(PartitionRun* step, const NodeItem& item, int64_t start_micros) const {
+void Executor::RecordStats(PartitionRun* step, const NodeItem& item, int64_t start_micros,
+                           const TensorValue* outputs) const {
   NodeExecStats stats;
   stats.node_name = item.def->name();
   stats.op = item.def->op();
@@ -156,7 +164,6 @@ void Executor::RecordStats(PartitionRun* step, const NodeItem& item, int64_t sta
       stats.tensor_name = it->second.s();
     }
   }
-  const TensorValue* outputs = step->outputs.data() + item.output_start;
   for (int32_t k = 0; k < item.num_outputs; ++k) {
     if (!outputs[k].is_ref())
       stats.output_bytes += static_cast<int64_t>(outputs[k].tensor.TotalBytes());
@@ -166,11 +173,30 @@ void Executor::RecordStats(PartitionRun* step, const NodeItem& item, int64_t sta
 }
 
 void Executor::Finish(PartitionRun* step) const {
-  const absl::Status status = step->cancellation->status();
+  absl::Status status = step->cancellation->status();
   if (!status.ok()) {
     // Nodes that never ran left values in their input slots.
     for (TensorValue& value : step->inputs) Clear(value);
     step->fetched->clear();
+  }
+  if (step->flow != nullptr) {
+    absl::MutexLock lock(&step->flow->mu);
+    step->flow->Clear();
+  }
+  if (makes_step_resources_ && device_->resource_manager() != nullptr) {
+    CleanupStepResources(*device_->resource_manager(), step->step_id);
+  }
+  if (status.ok() && flow_ != nullptr) {
+    for (size_t f = 0; f < step->fetched->size(); ++f) {
+      if (!(*step->fetched)[f].IsInitialized()) {
+        status = absl::InvalidArgumentError(absl::StrFormat(
+            "fetched tensor '%s' is dead: the loop it leaves lies on a branch of a cond that "
+            "was not taken",
+            fetch_names_[f]));
+        step->fetched->clear();
+        break;
+      }
+    }
   }
   DoneCallback done = std::move(step->done);
   step->done = nullptr;
