@@ -1,0 +1,473 @@
+// What a while loop's machinery costs: a WhileLoop counting to N (its body
+// one Add) run by the Executor, timed in the same benchmark iteration as a
+// straight chain of Identity nodes (executor_bench's baseline), so that the
+// cost of one loop iteration reads as a number of plain nodes; and a loop
+// split over a ps and a worker task, beside one Session::Run per iteration.
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "benchmark/benchmark.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "ops/ops.h"
+#include "ops/variable.h"
+#include "runtime/device/device.h"
+#include "runtime/distributed/server.h"
+#include "runtime/exec/executor.h"
+#include "runtime/session.h"
+
+namespace rill {
+namespace {
+
+// i = 0; while (i < n) i = i + one; with n fed and `one` a constant
+// outside the loop, so that both enter it once as loop invariants and the
+// only nodes that run per iteration are the loop's own and the Add.
+struct Loop {
+  Scope root = ops::NewRootScope();
+  const Node* limit = nullptr;
+  Output exit;
+};
+
+absl::StatusOr<std::unique_ptr<Loop>> MakeLoop(int parallel_iterations) {
+  auto loop = std::make_unique<Loop>();
+  const Scope& root = loop->root;
+  const Output start = ops::Const(root.WithOpName("start"), Tensor::Scalar<int32_t>(0), DT_INT32);
+  const Output one = ops::Const(root.WithOpName("one"), Tensor::Scalar<int32_t>(1), DT_INT32);
+  const Output limit = ops::Placeholder(root.WithOpName("n"), DT_INT32);
+  std::vector<Output> outputs;
+  absl::Status status = ops::WhileLoop(
+      root, {start},
+      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(s, in[0], limit);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Add(s, in[0], one));
+        return s.status();
+      },
+      &outputs, {.frame_name = "count", .parallel_iterations = parallel_iterations});
+  if (!status.ok()) return status;
+  loop->limit = limit.node();
+  loop->exit = outputs[0];
+  return loop;
+}
+
+// x -> Identity -> ... (`length` Identity nodes) on an int32 scalar, or
+// x -> Add(., one) -> ... when `add`.
+struct Chain {
+  Scope root = ops::NewRootScope();
+  const Node* input = nullptr;
+  const Node* output = nullptr;
+};
+
+std::unique_ptr<Chain> MakeChain(int length, bool add) {
+  auto chain = std::make_unique<Chain>();
+  const ops::Placeholder x(chain->root.WithOpName("x"), DT_INT32);
+  const Output one = ops::Const(chain->root, Tensor::Scalar<int32_t>(1), DT_INT32);
+  Output last = x;
+  for (int i = 0; i < length; ++i) {
+    last = add ? Output(ops::Add(chain->root, last, one)) : Output(ops::Identity(chain->root, last));
+  }
+  chain->input = x.node();
+  chain->output = last.node();
+  return chain;
+}
+
+// One loop iteration's kernels unrolled into a straight line, `units`
+// times over: the loop's Merge, LoopCond, Switch, Identity and
+// NextIteration become Identity nodes, its Less and Add stay, and the
+// Switch waits on the condition by a control edge, as in the loop. This
+// runs on the executor's fast path (no frames), so the loop's time beyond
+// it is what frames and iterations cost.
+constexpr int kUnrolledNodesPerUnit = 7;
+
+std::unique_ptr<Chain> MakeUnrolled(int units) {
+  auto chain = std::make_unique<Chain>();
+  const Scope& root = chain->root;
+  const ops::Placeholder x(root.WithOpName("x"), DT_INT32);
+  const Output one = ops::Const(root, Tensor::Scalar<int32_t>(1), DT_INT32);
+  const Output limit = ops::Const(root, Tensor::Scalar<int32_t>(1 << 30), DT_INT32);
+  Output last = x;
+  for (int i = 0; i < units; ++i) {
+    const Output merge = ops::Identity(root, last);
+    const Output loop_cond = ops::Identity(root, ops::Less(root, merge, limit));
+    const Output switched = ops::Identity(root.WithControlDependencies(loop_cond), merge);
+    const Output body = ops::Identity(root, switched);
+    last = ops::Identity(root, ops::Add(root, body, one));
+  }
+  chain->input = x.node();
+  chain->output = last.node();
+  return chain;
+}
+
+// An executor for `graph` with one int32 feed and one fetch, run on the
+// calling thread with a 2-thread pool for the nodes it hands off (as
+// executor_bench's).
+class StepRunner {
+ public:
+  absl::Status Init(const Graph* graph, const Node* feed, const Node* fetch, int fetch_index = 0) {
+    Executor::Params params;
+    params.graph = graph;
+    params.feeds = {{feed, 0}};
+    params.fetches = {{fetch, fetch_index}};
+    params.device = &device_;
+    params.inter_op_pool = &pool_;
+    absl::StatusOr<std::unique_ptr<Executor>> executor = Executor::Create(params);
+    if (!executor.ok()) return executor.status();
+    executor_ = *std::move(executor);
+    return absl::OkStatus();
+  }
+
+  // Runs one step with `fed` fed; returns the fetched int32.
+  absl::StatusOr<int32_t> Run(int32_t fed, std::vector<NodeExecStats>* stats = nullptr) {
+    const Tensor feed = Tensor::Scalar<int32_t>(fed);
+    Executor::Args args;
+    args.feeds = absl::MakeConstSpan(&feed, 1);
+    args.stats = stats;
+    if (absl::Status s = executor_->Run(args, &fetched_); !s.ok()) return s;
+    return fetched_[0].scalar<int32_t>();
+  }
+
+ private:
+  CpuDevice device_{1};
+  Eigen::ThreadPool pool_{2, /*allow_spinning=*/false};
+  std::unique_ptr<Executor> executor_;
+  std::vector<Tensor> fetched_;
+};
+
+// The whole process's CPU time: a loop's nodes may move to a pool thread
+// (a kernel measured slow once is handed off), and the pool's idle
+// threads do not spin.
+double ProcessCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// Wall and CPU time summed over timed sections.
+struct Clock {
+  double ns = 0;
+  double cpu_ns = 0;
+  template <typename F>
+  bool Time(F f) {
+    const auto start = std::chrono::steady_clock::now();
+    const double start_cpu = ProcessCpuNanos();
+    const bool ok = f();
+    cpu_ns += ProcessCpuNanos() - start_cpu;
+    ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+    return ok;
+  }
+};
+
+constexpr int kChainLength = 1000;  // Fits in cache, as one loop iteration's state does.
+
+// Args: iterations, parallel_iterations, abseil's Mutex deadlock detection
+// (1: on, the default of Debian's abseil, which the library and the tests
+// keep; 0: off, as the `rill` binary runs). Each benchmark iteration runs
+// the loop once, then the Identity chain, the Add chain and the unrolled
+// iterations iterations / 100 times each (about 10 chain nodes of each per
+// loop iteration), so that a slow spell on a shared machine falls on all.
+//
+// Counters (per loop iteration, or per chain node; each also as cpu_...,
+// from the process's CPU time, steadier on a shared machine):
+//   ns_per_iter: the loop;
+//   ns_per_node: the Identity chain, the plain node;
+//   add_ns_per_node: the Add chain, the body's Add outside a loop;
+//   machinery_nodes: (ns_per_iter - ns_per_node) /
+//     ns_per_node: what an iteration costs beyond its one body node, in
+//     plain nodes;
+//   unrolled_ns_per_iter: one iteration's kernels on the fast path
+//     (MakeUnrolled);
+//   frame_nodes: (ns_per_iter - unrolled_ns_per_iter) / ns_per_node: what
+//     running them in a frame adds, in plain nodes;
+//   kernels_per_iter: live kernels run per iteration (from step stats:
+//     Merge, Less, LoopCond, Switch, Identity, Add, NextIteration; the
+//     Exit also runs each iteration, dead, and is not in the stats).
+void BM_WhileLoop(benchmark::State& state) {
+  const int iterations = static_cast<int>(state.range(0));
+  const int parallel = static_cast<int>(state.range(1));
+  absl::SetMutexDeadlockDetectionMode(state.range(2) != 0 ? absl::OnDeadlockCycle::kAbort
+                                                          : absl::OnDeadlockCycle::kIgnore);
+  absl::StatusOr<std::unique_ptr<Loop>> loop = MakeLoop(parallel);
+  const std::unique_ptr<Chain> identity_chain = MakeChain(kChainLength, /*add=*/false);
+  const std::unique_ptr<Chain> add_chain = MakeChain(kChainLength, /*add=*/true);
+  const int units = kChainLength / kUnrolledNodesPerUnit;
+  const std::unique_ptr<Chain> unrolled = MakeUnrolled(units);
+  StepRunner loop_runner, identity_runner, add_runner, unrolled_runner;
+  absl::Status status = loop.status();
+  if (status.ok()) {
+    status = loop_runner.Init((*loop)->root.graph(), (*loop)->limit, (*loop)->exit.node(),
+                              (*loop)->exit.index());
+  }
+  if (status.ok()) {
+    status = identity_runner.Init(identity_chain->root.graph(), identity_chain->input,
+                                  identity_chain->output);
+  }
+  if (status.ok()) status = add_runner.Init(add_chain->root.graph(), add_chain->input, add_chain->output);
+  if (status.ok()) {
+    status = unrolled_runner.Init(unrolled->root.graph(), unrolled->input, unrolled->output);
+  }
+  // Untimed: check the answers, count the kernels an iteration runs, and
+  // let the executors measure their kernels (a node measured quick runs
+  // inline).
+  constexpr int kCounted = 100;  // Iterations whose kernels are counted.
+  std::vector<NodeExecStats> stats_none, stats_all;
+  if (status.ok()) status = loop_runner.Run(0, &stats_none).status();
+  if (status.ok()) status = loop_runner.Run(kCounted, &stats_all).status();
+  if (status.ok()) {
+    absl::StatusOr<int32_t> counted = loop_runner.Run(iterations);
+    status = counted.ok() && *counted != iterations
+                 ? absl::InternalError("the loop counted to " + std::to_string(*counted))
+                 : counted.status();
+  }
+  if (status.ok()) status = identity_runner.Run(0).status();
+  if (status.ok()) status = add_runner.Run(0).status();
+  if (status.ok()) status = unrolled_runner.Run(0).status();
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);
+    return;
+  }
+
+  const int chain_runs = std::max(1, iterations / 100);
+  const auto run_chain = [&](StepRunner& runner) {
+    for (int r = 0; r < chain_runs; ++r) {
+      if (!runner.Run(r).ok()) return false;
+    }
+    return true;
+  };
+  Clock loop_clock, identity_clock, add_clock, unrolled_clock;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    const bool ok = loop_clock.Time([&] { return loop_runner.Run(iterations).ok(); }) &&
+                    identity_clock.Time([&] { return run_chain(identity_runner); }) &&
+                    add_clock.Time([&] { return run_chain(add_runner); }) &&
+                    unrolled_clock.Time([&] { return run_chain(unrolled_runner); });
+    if (!ok) {
+      state.SkipWithError("a step failed");
+      break;
+    }
+    ++runs;
+  }
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kAbort);
+  if (runs == 0) return;
+  const double per_iter = 1.0 / (static_cast<double>(runs) * iterations);
+  const double per_node = 1.0 / (static_cast<double>(runs) * chain_runs * kChainLength);
+  const double iter_ns = loop_clock.ns * per_iter;
+  const double iter_cpu_ns = loop_clock.cpu_ns * per_iter;
+  const double node_ns = identity_clock.ns * per_node;
+  const double node_cpu_ns = identity_clock.cpu_ns * per_node;
+  state.counters["ns_per_iter"] = iter_ns;
+  state.counters["cpu_ns_per_iter"] = iter_cpu_ns;
+  state.counters["ns_per_node"] = node_ns;
+  state.counters["cpu_ns_per_node"] = node_cpu_ns;
+  state.counters["add_ns_per_node"] = add_clock.ns * per_node;
+  state.counters["cpu_add_ns_per_node"] = add_clock.cpu_ns * per_node;
+  const double per_unit = 1.0 / (static_cast<double>(runs) * chain_runs * units);
+  const double unrolled_ns = unrolled_clock.ns * per_unit;
+  const double unrolled_cpu_ns = unrolled_clock.cpu_ns * per_unit;
+  state.counters["unrolled_ns_per_iter"] = unrolled_ns;
+  state.counters["cpu_unrolled_ns_per_iter"] = unrolled_cpu_ns;
+  state.counters["frame_nodes"] = (iter_ns - unrolled_ns) / node_ns;
+  state.counters["cpu_frame_nodes"] = (iter_cpu_ns - unrolled_cpu_ns) / node_cpu_ns;
+  state.counters["machinery_nodes"] = (iter_ns - node_ns) / node_ns;
+  state.counters["cpu_machinery_nodes"] = (iter_cpu_ns - node_cpu_ns) / node_cpu_ns;
+  state.counters["kernels_per_iter"] =
+      static_cast<double>(stats_all.size() - stats_none.size()) / kCounted;
+}
+BENCHMARK(BM_WhileLoop)
+    ->ArgNames({"iterations", "parallel", "deadlock_detection"})
+    ->Args({100000, 10, 1})
+    ->Args({100000, 1, 1})
+    ->Args({1000, 10, 1})
+    ->Args({100000, 10, 0})
+    ->Args({100000, 1, 0})
+    ->Args({1000, 10, 0})
+    ->Unit(benchmark::kMillisecond);
+
+// The same loop through Session::Run (n fed, the Exit fetched): the
+// session adds its fixed cost per Run, nothing per iteration.
+void BM_SessionWhileLoop(benchmark::State& state) {
+  const int iterations = static_cast<int>(state.range(0));
+  absl::StatusOr<std::unique_ptr<Loop>> loop = MakeLoop(10);
+  absl::StatusOr<GraphDef> def = loop.ok() ? (*loop)->root.ToGraphDef() : loop.status();
+  SessionOptions options;
+  options.inter_op_threads = 2;
+  options.intra_op_threads = 1;
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      def.ok() ? NewSession(options, *def) : def.status();
+  if (!session.ok()) {
+    state.SkipWithError(std::string(session.status().message()).c_str());
+    return;
+  }
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"n", Tensor::Scalar<int32_t>(iterations)}};
+  const std::vector<std::string> fetches = {(*loop)->exit.name()};
+  // The first Run builds the executor: timed apart, as executor_bench does.
+  absl::StatusOr<std::vector<Tensor>> first = (*session)->Run(feeds, fetches);
+  if (!first.ok() || (*first)[0].scalar<int32_t>() != iterations) {
+    state.SkipWithError(first.ok() ? "wrong count" : std::string(first.status().message()).c_str());
+    return;
+  }
+  Clock clock;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    if (!clock.Time([&] { return (*session)->Run(feeds, fetches).ok(); })) {
+      state.SkipWithError("a step failed");
+      return;
+    }
+    ++runs;
+  }
+  if (runs == 0) return;
+  state.counters["ns_per_iter"] = clock.ns / (static_cast<double>(runs) * iterations);
+  state.counters["cpu_ns_per_iter"] = clock.cpu_ns / (static_cast<double>(runs) * iterations);
+}
+BENCHMARK(BM_SessionWhileLoop)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// A loop on a two-task cluster, beside the client driving each iteration.
+// Both count to n with the count on /job:ps and the Add on /job:worker,
+// whose master the client calls, so that each iteration sends the count to
+// the worker and the sum back:
+//   in one Session::Run: the loop's state (Enter, Merge, Less, Switch,
+//     NextIteration) on the ps, the body's Add on the worker;
+//   one Session::Run per iteration: a variable v on the ps, v + 1 computed
+//     on the worker and assigned to v on the ps.
+constexpr char kPs[] = "/job:ps/task:0";
+constexpr char kWorker[] = "/job:worker/task:0";
+
+absl::StatusOr<GraphDef> ClusterLoopGraph(int iterations) {
+  const Scope root = ops::NewRootScope();
+  const Scope ps = root.WithDevice(kPs);
+  const Output start = ops::Const(ps.WithOpName("start"), Tensor::Scalar<int32_t>(0), DT_INT32);
+  const Output limit =
+      ops::Const(ps.WithOpName("n"), Tensor::Scalar<int32_t>(iterations), DT_INT32);
+  const Output one =
+      ops::Const(root.WithDevice(kWorker).WithOpName("one"), Tensor::Scalar<int32_t>(1), DT_INT32);
+  std::vector<Output> outputs;
+  RETURN_IF_ERROR(ops::WhileLoop(
+      ps, {start},
+      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(s, in[0], limit);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Add(s.WithDevice(kWorker), in[0], one));
+        return s.status();
+      },
+      &outputs, {.frame_name = "count"}));
+  ops::Identity(ps.WithOpName("counted"), outputs[0]);
+  ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
+  // The invariant `one` enters the loop where it is read, on the worker,
+  // rather than with the loop's state: it crosses no wire.
+  for (NodeDef& node : *def.mutable_node()) {
+    if (node.op() == "Enter" && node.input_size() > 0 && node.input(0) == "one") {
+      node.set_device(kWorker);
+    }
+  }
+  return def;
+}
+
+absl::StatusOr<GraphDef> ClusterStepGraph() {
+  const Scope root = ops::NewRootScope();
+  const Scope ps = root.WithDevice(kPs);
+  const Variable v(ps, "v", Tensor::Scalar<int32_t>(0));
+  const Output next = ops::Add(root.WithDevice(kWorker), v,
+                               ops::Const(root.WithDevice(kWorker), Tensor::Scalar<int32_t>(1),
+                                          DT_INT32));
+  ops::Assign(ps.WithOpName("step"), v.ref(), next);
+  GlobalVariablesInitializer(root);
+  return root.ToGraphDef();
+}
+
+// A client session on a fresh worker + ps cluster in this process.
+struct Cluster {
+  std::vector<std::unique_ptr<Server>> servers;
+  std::unique_ptr<Session> session;
+};
+
+absl::StatusOr<Cluster> StartCluster(const GraphDef& graph) {
+  Cluster cluster;
+  ASSIGN_OR_RETURN(cluster.servers, Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}},
+                                                               LogSink::Discard()));
+  SessionOptions options;
+  options.target = cluster.servers[0]->target();
+  ASSIGN_OR_RETURN(cluster.session, NewSession(options, graph));
+  return cluster;
+}
+
+// Counters: us_per_iter, wall time per iteration; cpu_us_per_iter, the
+// CPU time of the whole process (client, both servers) per iteration,
+// which shows how much of an iteration is waiting.
+void ReportCluster(benchmark::State& state, const Clock& clock, int64_t runs, int iterations) {
+  if (runs == 0) return;
+  const double per = 1e-3 / (static_cast<double>(runs) * iterations);
+  state.counters["us_per_iter"] = clock.ns * per;
+  state.counters["cpu_us_per_iter"] = clock.cpu_ns * per;
+}
+
+void BM_ClusterLoopOneRun(benchmark::State& state) {
+  const int iterations = static_cast<int>(state.range(0));
+  absl::StatusOr<GraphDef> graph = ClusterLoopGraph(iterations);
+  absl::StatusOr<Cluster> cluster = graph.ok() ? StartCluster(*graph) : graph.status();
+  // The first Run partitions the graph and registers it: timed apart.
+  absl::StatusOr<std::vector<Tensor>> first =
+      cluster.ok() ? cluster->session->Run({}, {"counted"}) : cluster.status();
+  if (!first.ok() || (*first)[0].scalar<int32_t>() != iterations) {
+    state.SkipWithError(first.ok() ? "wrong count" : std::string(first.status().message()).c_str());
+    return;
+  }
+  Clock clock;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    if (!clock.Time([&] { return cluster->session->Run({}, {"counted"}).ok(); })) {
+      state.SkipWithError("a step failed");
+      return;
+    }
+    ++runs;
+  }
+  ReportCluster(state, clock, runs, iterations);
+}
+BENCHMARK(BM_ClusterLoopOneRun)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_ClusterRunPerIteration(benchmark::State& state) {
+  const int iterations = static_cast<int>(state.range(0));
+  absl::StatusOr<GraphDef> graph = ClusterStepGraph();
+  absl::StatusOr<Cluster> cluster = graph.ok() ? StartCluster(*graph) : graph.status();
+  absl::Status status = cluster.ok() ? cluster->session->Run({}, {}, {"init"}).status()
+                                     : cluster.status();
+  if (status.ok()) status = cluster->session->Run({}, {}, {"step"}).status();
+  if (!status.ok()) {
+    state.SkipWithError(std::string(status.message()).c_str());
+    return;
+  }
+  Clock clock;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    const bool ok = clock.Time([&] {
+      for (int i = 0; i < iterations; ++i) {
+        if (!cluster->session->Run({}, {}, {"step"}).ok()) return false;
+      }
+      return true;
+    });
+    if (!ok) {
+      state.SkipWithError("a step failed");
+      return;
+    }
+    ++runs;
+  }
+  ReportCluster(state, clock, runs, iterations);
+}
+BENCHMARK(BM_ClusterRunPerIteration)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace rill
+
+BENCHMARK_MAIN();
