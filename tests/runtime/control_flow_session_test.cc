@@ -124,6 +124,11 @@ TEST(ControlFlowSession, TensorFlowGraphsSplitAnywhereGiveTheSameOutputs) {
       {"dl4j_simpleif_0.pb", {{"input_0", x}, {"input_1", Tensor::Scalar<float>(11)}}},
       {"dl4j_simpleif_0.pb", {{"input_0", x}, {"input_1", Tensor::Scalar<float>(10)}}},
       {"dl4j_simple_cond.pb", {}},
+      {"dl4j_primitive_gru_dynamic.pb",
+       {{"input", Tensor::FromVector<double>(
+                      {0.1, -0.2, 0.3, 0.4,  -0.5, 0.6, 0.7, 0.8, -0.9, 1.0, 1.1, 1.2,
+                       0.5, 0.4,  0.3, -0.2, 0.1,  0.0, 0.9, 0.8, 0.7,  0.6, 0.5, 0.4},
+                      TensorShape({2, 2, 6}))}}},
   };
   const std::string dir = ::rill::testing::TestDataDir() + "/control_flow/";
   for (const TfGraphCase& c : cases) {
