@@ -203,7 +203,9 @@ void GradientBuilder::FindNodesBetween() {
       if (e->IsControl() || (only_output >= 0 && e->src_output != only_output)) continue;
       // A loop body's gradient ends at its NextIterations.
       if (frame_ != 0 && IsNextIterationOp(e->dst->op()) && LoopOf(e->dst) < 0) continue;
-      if (ControlFlowInfo::IsBackEdge(*e)) continue;
+      // A loop inside is one unit: around its back edge, what its body reads
+      // (a weight entering as an invariant) reaches its Exits.
+      if (ControlFlowInfo::IsBackEdge(*e) && LoopOf(e->dst) < 0) continue;
       if (!IsDifferentiableType(node->output_type(e->src_output)) || from_x[e->dst->id()]) continue;
       from_x[e->dst->id()] = true;
       stack.push_back(e->dst);

@@ -4,6 +4,7 @@
 // Merge takes the one input that is not dead. Frames and iterations are
 // the executor's, so Enter, Exit and NextIteration are forwards here.
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "graph/node_attrs.h"
@@ -51,17 +52,24 @@ class SwitchOp final : public OpKernel {
 // its index.
 class MergeOp final : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  explicit MergeOp(const OpKernelConstruction& c) : OpKernel(c) {
+    // The value_index tensors, made once: a loop's Merge runs every
+    // iteration, and an allocation would cost more than the rest of it.
+    for (int i = 0; i < c.num_inputs(); ++i) indices_.push_back(Tensor::Scalar<int32_t>(i));
+  }
   absl::Status Compute(KernelContext& ctx) const override {
     for (int i = 0; i < ctx.num_inputs(); ++i) {
       if (!ctx.has_input(i)) continue;
       Forward(ctx, i, 0);
-      ctx.set_output(1, Tensor::Scalar<int32_t>(i));
+      ctx.set_output(1, indices_[i]);
       return absl::OkStatus();
     }
     return absl::InternalError("none of its inputs has a value");
   }
   bool IsExpensive() const override { return false; }
+
+ private:
+  std::vector<Tensor> indices_;
 };
 
 // Enter, Exit, NextIteration and their Ref twins.

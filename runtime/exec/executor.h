@@ -190,6 +190,7 @@ class Executor {
   void ProcessFlowRootsHere(PartitionRun* step) const;
   void ProcessFlow(PartitionRun* step, TaggedList first) const;
   void ProcessFlowOnPool(PartitionRun* step, TaggedList first) const;
+  void ProcessFlowQuick(PartitionRun* step, TaggedList first) const;
   void DispatchFlow(PartitionRun* step, TaggedList* expensive, TaggedList* ready) const;
   NodeResult RunFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs) const;
   bool FinishFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,

@@ -224,6 +224,45 @@ void Executor::ProcessFlow(PartitionRun* step, TaggedList first) const {
   }
 }
 
+void Executor::ProcessFlowQuick(PartitionRun* step, TaggedList first) const {
+  // As ProcessQuick: quick nodes only, for a bounded time, on a thread
+  // that must stay responsive (a transport's); the rest go to the pool.
+  const auto start = std::chrono::steady_clock::now();
+  TaggedList ready;
+  TaggedList readied = std::move(first);
+  absl::InlinedVector<TensorValue, 4> outputs;
+  for (;;) {
+    for (const TaggedNode& node : readied) {
+      if (!node.dead && MayRunLong(node.id)) {
+        ProcessFlowOnPool(step, TaggedList{node});
+      } else {
+        ready.push_back(node);
+      }
+    }
+    readied.clear();
+    if (ready.empty()) return;
+    if (std::chrono::steady_clock::now() - start >=
+        std::chrono::nanoseconds(kQuickRunBudgetNanos)) {
+      return ProcessFlowOnPool(step, std::move(ready));
+    }
+    const TaggedNode node = ready.back();
+    ready.pop_back();
+    int num_ready = 0;
+    if (!step->cancellation->cancelled()) {
+      outputs.assign(items_[node.id].num_outputs, TensorValue());
+      const NodeResult result = RunFlowNode(step, node, outputs.data());
+      if (result == NodeResult::kPending) continue;
+      if (result == NodeResult::kDone) {
+        num_ready = PropagateFlow(step, node, outputs.data(), &readied, &readied);
+      }
+    }
+    const int delta = num_ready - 1;
+    if (delta != 0 && step->outstanding.fetch_add(delta, std::memory_order_acq_rel) + delta == 0) {
+      return Finish(step);
+    }
+  }
+}
+
 // An async kernel's state until its callback; owns the outputs the kernel
 // fills, since several iterations may run the node at once.
 struct Executor::FlowAsyncRun {
@@ -287,18 +326,23 @@ Executor::NodeResult Executor::RunFlowNode(PartitionRun* step, const TaggedNode&
       KernelContext::Frame frame = KernelFrame(step, item, inputs, outputs);
       frame.frame_id = node.frame->frame_id;
       frame.iter_id = node.iter->iter;
-      const bool timed = item.expensive;
-      const bool parallel = timed && parallel_kernels_ && costs_[node.id].UseParallel();
-      frame.eigen_cpu = !timed || parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
-      const auto start = std::chrono::steady_clock::now();
-      {
+      if (!item.expensive) {
+        // Not timed: a clock read costs as much as a cheap kernel.
+        frame.eigen_cpu = device_->eigen_cpu();
         KernelContext ctx(frame);
         status = item.kernel->Compute(ctx);
-      }
-      if (timed) {
-        costs_[node.id].Record(parallel, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                             std::chrono::steady_clock::now() - start)
-                                             .count());
+      } else {
+        KernelCost& cost = costs_[node.id];
+        const bool parallel = parallel_kernels_ && cost.UseParallel();
+        frame.eigen_cpu = parallel ? device_->eigen_cpu() : device_->eigen_cpu_serial();
+        const auto start = std::chrono::steady_clock::now();
+        {
+          KernelContext ctx(frame);
+          status = item.kernel->Compute(ctx);
+        }
+        cost.Record(parallel, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
       }
     }
   }
@@ -371,6 +415,9 @@ void Executor::FinishFlowAsync(PartitionRun* step, const TaggedNode& node, Tenso
   if (num_ready == 0) return;
   ready.insert(ready.end(), expensive.begin(), expensive.end());
   if (InlineContinuations::Defer(pool_, [this, step, ready] { ProcessFlow(step, ready); })) return;
+  if (QuickContinuationsHere::Active() && pool_ != nullptr && parallel_nodes_) {
+    return ProcessFlowQuick(step, std::move(ready));
+  }
   if (pool_ == nullptr) {
     ProcessFlow(step, std::move(ready));
   } else {

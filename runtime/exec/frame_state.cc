@@ -164,8 +164,8 @@ void FlowState::Propagate(const TaggedNode& node, TensorValue* outputs, TaggedLi
     default:
       ActivateOutputs(node.id, frame, iter, outputs, node.dead, false, ready);
   }
-  --iter->outstanding_ops;
-  if (frame != &root_) CleanUp(frame, ready);
+  // Only an iteration with nothing left running can end.
+  if (--iter->outstanding_ops == 0 && frame != &root_) CleanUp(frame, ready);
 }
 
 void FlowState::ActivateOutputs(int32_t id, FrameState* frame, IterationState* iter,

@@ -91,6 +91,68 @@ TEST(ControlFlowGradTest, WhileLoopWithTwoVariables) {
   EXPECT_THAT(c.MaxError({outputs[1], outputs[2]}), GradientErrorBelow(1e-6));
 }
 
+// v = v0; three times: v = tanh(v * w). The body reads w, a weight from
+// outside (a loop invariant), whose gradient sums over the iterations.
+TEST(ControlFlowGradTest, WhileLoopReadingAWeight) {
+  GradientChecker c;
+  const Scope& s = c.scope();
+  const Output w = c.RandomInput({2}, 0.5, 1.5);
+  const Output v0 = c.RandomInput({2}, 0.5, 1.0);
+  const Output zero = ops::Const(s, Tensor::Scalar<int32_t>(0), DT_INT32);
+  std::vector<Output> outputs;
+  ASSERT_TRUE(ops::WhileLoop(
+                  s, {zero, v0},
+                  [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+                    *out = ops::Less(cs, in[0], 3);
+                    return cs.status();
+                  },
+                  [&](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+                    out->push_back(ops::Add(bs, in[0], 1));
+                    out->push_back(ops::Tanh(bs, ops::Mul(bs, in[1], w)));
+                    return bs.status();
+                  },
+                  &outputs)
+                  .ok())
+      << s.status();
+  EXPECT_THAT(c.MaxError({outputs[1]}), GradientErrorBelow(1e-6));
+}
+
+// A variable read in the body: v = v0 * w^3 after three iterations, so
+// d sum(v) / dw = 3 w^2 v0 = 12 for w = 2, v0 = 1.
+TEST(ControlFlowGradTest, WhileLoopReadingAVariable) {
+  Scope s = ops::NewRootScope();
+  const Variable w(s, "w", Tensor::Scalar<float>(2));
+  const Output v0 = ops::Const(s, Tensor::Scalar<float>(1), DT_FLOAT);
+  const Output zero = ops::Const(s, Tensor::Scalar<int32_t>(0), DT_INT32);
+  std::vector<Output> outputs;
+  ASSERT_TRUE(ops::WhileLoop(
+                  s, {zero, v0},
+                  [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+                    *out = ops::Less(cs, in[0], 3);
+                    return cs.status();
+                  },
+                  [&](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+                    out->push_back(ops::Add(bs, in[0], 1));
+                    out->push_back(ops::Mul(bs, in[1], w));
+                    return bs.status();
+                  },
+                  &outputs)
+                  .ok())
+      << s.status();
+  auto grads = AddGradients(s, {outputs[1]}, {w.value()}, {});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  const Operation init = GlobalVariablesInitializer(s);
+  auto def = s.ToGraphDef();
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto session = NewSession(SessionOptions(), *def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  ASSERT_TRUE((*session)->Run({}, {}, {init.name()}).ok());
+  auto out = (*session)->Run({}, {(*grads)[0].name(), outputs[1].name()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FLOAT_EQ((*out)[0].scalar<float>(), 12);
+  EXPECT_FLOAT_EQ((*out)[1].scalar<float>(), 8);
+}
+
 TEST(ControlFlowGradTest, NestedLoopGradientsSayTheyAreNotSupportedYet) {
   Scope s = ops::NewRootScope();
   auto x = ops::Placeholder(s, DT_DOUBLE);
