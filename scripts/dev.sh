@@ -74,7 +74,7 @@ if [ "$mode" = demo ]; then
   # Only what the demo runs; the test command builds the rest.
   ninja -C build -j "$jobs" cli/rill examples/linear_regression examples/fashion_mnist_mlp \
     examples/matmul_devices examples/in_graph_replication examples/cluster_devices \
-    examples/mnist_model_graph examples/distributed_mnist
+    examples/mnist_model_graph examples/distributed_mnist examples/lstm_fashion_mnist
 else
   ninja -C build -j "$jobs"
 fi
@@ -102,6 +102,15 @@ case "$mode" in
     echo
     echo "== one session API, local and on a cluster of 1 ps + 2 workers with two CPUs each"
     build/examples/cluster_devices
+    echo
+    echo "== an LSTM whose step is a while loop (gradients through it), Fashion-MNIST rows, 300 steps"
+    build/examples/lstm_fashion_mnist --steps 300 --log_every 50
+    gru=../shared/testdata/control_flow/dl4j_primitive_gru_dynamic.pb
+    if [ -f "$gru" ]; then
+      echo "== a tf.nn.dynamic_rnn GRU that TensorFlow wrote: its while loop and TensorArrays"
+      build/cli/rill run "$gru" --fetch output \
+        --feed 'input=[[[-1.5, -1.25, -1, -0.75, -0.5, -0.25], [0, 0.25, 0.5, 0.75, 1, 1.25]]]'
+    fi
     echo
     # One between-graph run of Fashion-MNIST on 1 ps + 2 workers, as the
     # TensorFlow scripts run: train_mnist LOGDIR FLAGS... (the chief's
