@@ -86,14 +86,16 @@ class GradientBuilder {
   // body): NextIterations bound it, and an x without a gradient gets null.
   GradientBuilder(const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
                   const std::vector<Output>& grad_ys, const GradientRegistry& registry,
-                  std::shared_ptr<const ControlFlowInfo> flow, int frame)
+                  std::shared_ptr<const ControlFlowInfo> flow, int frame,
+                  std::vector<GradientFrame> gradient_frames)
       : scope_(scope),
         ys_(ys),
         xs_(xs),
         grad_ys_(grad_ys),
         registry_(registry),
         flow_(std::move(flow)),
-        frame_(frame) {}
+        frame_(frame),
+        gradient_frames_(std::move(gradient_frames)) {}
 
   absl::StatusOr<std::vector<Output>> Build();
 
@@ -133,6 +135,7 @@ class GradientBuilder {
 
   std::shared_ptr<const ControlFlowInfo> flow_;  // Null without loops.
   int frame_ = 0;
+  std::vector<GradientFrame> gradient_frames_;  // The gradient loops this builds in.
   std::vector<int> loop_of_;  // By node id.
   absl::flat_hash_map<int, int> exits_waiting_;  // By loop.
   absl::flat_hash_map<int, absl::flat_hash_map<const Node*, Output>> exit_grads_;
@@ -276,6 +279,9 @@ void GradientBuilder::SendToSource(const Edge& e, const Output& grad) {
 
 absl::Status GradientBuilder::ExitReady(Node* exit, int loop, const Output& dy) {
   if (frame_ != 0) {
+    // The gradient loops nest (AddWhileLoopGradient builds them inside
+    // `gradient_frames_`), but the stacks that feed them can fill out of
+    // order when the inner loop's count does not follow its values.
     return absl::UnimplementedError(absl::StrFormat(
         "the gradient of loop '%s' inside the body of loop '%s' is not supported yet",
         flow_->frames[loop].name, flow_->frames[frame_].name));
@@ -290,11 +296,12 @@ absl::Status GradientBuilder::ExitReady(Node* exit, int loop, const Output& dy) 
   }
   const BodyGradientFn body = [this, loop](const Scope& scope, const std::vector<Output>& ys,
                                            const std::vector<Output>& xs,
-                                           const std::vector<Output>& grad_ys) {
-    return GradientBuilder(scope, ys, xs, grad_ys, registry_, flow_, loop).Build();
+                                           const std::vector<Output>& grad_ys,
+                                           const std::vector<GradientFrame>& frames) {
+    return GradientBuilder(scope, ys, xs, grad_ys, registry_, flow_, loop, frames).Build();
   };
-  ASSIGN_OR_RETURN(LoopGradients grads,
-                   AddWhileLoopGradient(scope_, *flow_, structure, dys, body));
+  ASSIGN_OR_RETURN(LoopGradients grads, AddWhileLoopGradient(scope_, *flow_, structure, dys, body,
+                                                             gradient_frames_));
   for (size_t i = 0; i < structure.vars.size(); ++i) {
     if (IsBetween(structure.vars[i].enter)) {
       SendToSource(*structure.vars[i].enter->input_edge(0), grads.vars[i]);

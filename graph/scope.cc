@@ -144,6 +144,12 @@ Scope Scope::WithInputMapper(InputMapper mapper) const {
   return child;
 }
 
+Scope Scope::WithoutInputMapper() const {
+  Scope child = *this;
+  child.input_mapper_ = nullptr;
+  return child;
+}
+
 Output Scope::MapInput(const Output& input) const {
   if (input_mapper_ == nullptr || !input.ok()) return input;
   return (*input_mapper_)(input);

@@ -97,6 +97,8 @@ class Scope {
   // another runs first, and the outer one then maps its result.
   using InputMapper = std::function<Output(const Output&)>;
   Scope WithInputMapper(InputMapper mapper) const;
+  // The scope without any mapper (to build outside the builders again).
+  Scope WithoutInputMapper() const;
   // `input` as ops built in this scope read it (itself without a mapper).
   Output MapInput(const Output& input) const;
 

@@ -63,6 +63,49 @@ Output EnterFrame(const Scope& scope, const Output& x, const LoopStructure& loop
   return EnterFrame(scope, x, loop.frame_name, loop.parallel_iterations, constant);
 }
 
+// `x` (in the root frame) as a loop invariant of the innermost of
+// `frames`, entered through each of them in turn.
+Output EnterFrames(const Scope& scope, Output x, const std::vector<GradientFrame>& frames) {
+  for (const GradientFrame& frame : frames) {
+    x = EnterFrame(scope, x, frame.name, frame.parallel_iterations, /*constant=*/true);
+  }
+  return x;
+}
+
+// The frame `node`'s outputs are in, for nodes made after `info` too (a
+// nested loop's counter): that of its first input, entered or left as an
+// Enter or an Exit does; -1 for a frame `info` does not know (a gradient
+// loop's).
+int OutputFrameOf(const ControlFlowInfo& info, const Node* node) {
+  if (node->id() < static_cast<int>(info.output_frame_of.size())) {
+    return info.output_frame_of[node->id()];
+  }
+  if (IsEnterOp(node->op())) {
+    absl::StatusOr<std::string> name = GetStringAttr(node->def(), "frame_name");
+    for (size_t f = 1; name.ok() && f < info.frames.size(); ++f) {
+      if (info.frames[f].name == *name) return static_cast<int>(f);
+    }
+    return -1;
+  }
+  for (const Edge* edge : node->in_edges()) {
+    if (edge == nullptr || ControlFlowInfo::IsBackEdge(*edge)) continue;
+    const int frame = OutputFrameOf(info, edge->src);
+    if (!IsExitOp(node->op()) || frame <= 0) return frame;
+    return info.frames[frame].parent;
+  }
+  return 0;
+}
+
+// The forward loops around `loop` and itself, outermost first.
+std::vector<GradientFrame> ForwardFrames(const ControlFlowInfo& info, int frame) {
+  std::vector<GradientFrame> frames;
+  for (; frame > 0; frame = info.frames[frame].parent) {
+    frames.insert(frames.begin(),
+                  GradientFrame{info.frames[frame].name, info.frames[frame].parallel_iterations});
+  }
+  return frames;
+}
+
 // A counter in the forward loop's frame: how many times its body ran. The
 // stack pushes of each iteration run before its NextIteration, and after
 // the previous iteration's, so every stack fills in iteration order.
@@ -74,7 +117,10 @@ struct ForwardCounter {
 
 absl::StatusOr<ForwardCounter> AddForwardCounter(const Scope& scope, const LoopStructure& loop) {
   Graph* graph = scope.graph();
-  const Output enter = EnterFrame(scope, IntConst(scope, 0), loop, false);
+  // The start runs where the loop's inputs do (the frame around it).
+  const Edge* source = loop.vars[0].enter->input_edge(0);
+  const Output start = IntConst(scope.WithControlDependencies({Operation(source->src)}), 0);
+  const Output enter = EnterFrame(scope, start, loop, false);
   const Output merge(NodeBuilder(scope, "Merge").Input({enter, enter}).Finalize(), 0);
   const Operation switched =
       NodeBuilder(scope, "Switch").Input(merge).Input(Output(loop.loop_cond, 0)).Finalize();
@@ -133,8 +179,12 @@ absl::StatusOr<LoopStructure> FindLoopStructure(const ControlFlowInfo& info, int
 absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const ControlFlowInfo& info,
                                                    const LoopStructure& loop,
                                                    const std::vector<Output>& exit_grads,
-                                                   const BodyGradientFn& body_gradients) {
-  const Scope forward = scope.NewSubScope(loop.frame_name + "_count");
+                                                   const BodyGradientFn& body_gradients,
+                                                   const std::vector<GradientFrame>& outer_frames) {
+  // The forward side is built without the gradient loops' mappers and
+  // control dependencies: it runs in the forward frames.
+  const Scope plain = scope.WithoutInputMapper().WithNoControlDependencies();
+  const Scope forward = plain.NewSubScope(loop.frame_name + "_count");
   ASSIGN_OR_RETURN(ForwardCounter counter, AddForwardCounter(forward, loop));
   Graph* graph = scope.graph();
 
@@ -160,9 +210,11 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
 
   // Forward values the body's gradient reads, popped in the gradient loop.
   auto pops = std::make_shared<absl::flat_hash_map<std::pair<Node*, int>, Output>>();
-  const Scope stack_scope = scope.NewSubScope(loop.frame_name + "_stacks");
-  const int forward_nodes = static_cast<int>(info.output_frame_of.size());
+  const Scope stack_scope = plain.NewSubScope(loop.frame_name + "_stacks");
+  const std::vector<GradientFrame> forward_frames = ForwardFrames(info, loop.frame);
   const std::string gradient_frame = scope.name_prefix() + loop.frame_name;
+  std::vector<GradientFrame> gradient_frames = outer_frames;
+  gradient_frames.push_back(GradientFrame{gradient_frame, loop.parallel_iterations});
 
   const auto cond = [](const Scope& s, const std::vector<Output>& in, Output* out) {
     *out = Op2(s, "Greater", in[0], IntConst(s, 0));
@@ -173,9 +225,7 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
     std::vector<Operation> popped;
     const Scope::InputMapper saved = [&, s](const Output& value) -> Output {
       Node* node = value.node();
-      if (node->id() >= forward_nodes || info.output_frame_of[node->id()] != loop.frame) {
-        return value;
-      }
+      if (OutputFrameOf(info, node) != loop.frame) return value;
       if (std::find(loop.invariants.begin(), loop.invariants.end(), node) !=
           loop.invariants.end()) {
         // A loop invariant: the gradient loop enters its source itself.
@@ -192,15 +242,14 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
                           0);
       const Operation push =
           NodeBuilder(stack_scope.WithControlDependencies({counter.body}), "StackPushV2")
-              .Input(EnterFrame(stack_scope, handle, loop, true))
+              .Input(EnterFrames(stack_scope, handle, forward_frames))
               .Input(value)
               .Finalize();
       if (push.ok()) graph->AddControlEdge(push.node(), counter.next_iteration);
       // The handle is made while the gradient loop's body is built, after
       // the loop began, so WhileLoop takes it for one of the body's own
       // values and would not enter it: it enters here.
-      const Output entered = EnterFrame(stack_scope, handle, gradient_frame,
-                                        loop.parallel_iterations, /*constant=*/true);
+      const Output entered = EnterFrames(stack_scope, handle, gradient_frames);
       const Operation pop =
           NodeBuilder(s, "StackPopV2").Input(entered).Attr("elem_type", MakeAttr(type)).Finalize();
       popped.push_back(pop);
@@ -216,7 +265,7 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
     for (Node* enter : invariants) xs.push_back(Output(enter, 0));
     const std::vector<Output> grad_ys(in.begin() + 1, in.begin() + 1 + num_vars);
     ASSIGN_OR_RETURN(std::vector<Output> grads,
-                     body_gradients(s.WithInputMapper(saved), ys, xs, grad_ys));
+                     body_gradients(s.WithInputMapper(saved), ys, xs, grad_ys, gradient_frames));
     // The next iteration's pops wait for this one's: each stack empties
     // in order.
     out->push_back(Op2(s.WithControlDependencies(popped), "Sub", in[0], IntConst(s, 1)));

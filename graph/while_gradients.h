@@ -36,11 +36,18 @@ struct LoopStructure {
 // where the loop differs from the layout of tf.while_loop.
 absl::StatusOr<LoopStructure> FindLoopStructure(const ControlFlowInfo& info, int frame);
 
+// A gradient loop's frame: its name and parallel_iterations.
+struct GradientFrame {
+  std::string name;
+  int parallel_iterations = 10;
+};
+
 // The gradient of sum(ys) with respect to `xs`, weighted by `grad_ys`,
-// built in `scope` over one iteration of a loop body.
+// built in `scope` over one iteration of a loop body; `frames` are the
+// gradient loops it is built in, outermost first.
 using BodyGradientFn = std::function<absl::StatusOr<std::vector<Output>>(
     const Scope& scope, const std::vector<Output>& ys, const std::vector<Output>& xs,
-    const std::vector<Output>& grad_ys)>;
+    const std::vector<Output>& grad_ys, const std::vector<GradientFrame>& frames)>;
 
 struct LoopGradients {
   std::vector<Output> vars;        // Per variable: the gradient of its Enter's input.
@@ -50,11 +57,14 @@ struct LoopGradients {
 // Adds the loop's gradient given the gradients of its Exits (one per
 // variable; null where none flows). The forward loop gets a counter, and
 // each forward value the body's gradient reads is pushed on a stack every
-// iteration and popped by the gradient loop, in reverse.
-absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const ControlFlowInfo& info,
-                                                   const LoopStructure& loop,
-                                                   const std::vector<Output>& exit_grads,
-                                                   const BodyGradientFn& body_gradients);
+// iteration and popped by the gradient loop, in reverse. For a loop inside
+// another loop's body, `scope` builds inside the outer gradient loops
+// `outer_frames` (outermost first); one stack serves every outer
+// iteration, since the gradient loops pop in exactly the reverse order.
+absl::StatusOr<LoopGradients> AddWhileLoopGradient(
+    const Scope& scope, const ControlFlowInfo& info, const LoopStructure& loop,
+    const std::vector<Output>& exit_grads, const BodyGradientFn& body_gradients,
+    const std::vector<GradientFrame>& outer_frames = {});
 
 }  // namespace rill
 

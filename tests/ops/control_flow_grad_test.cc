@@ -153,6 +153,9 @@ TEST(ControlFlowGradTest, WhileLoopReadingAVariable) {
   EXPECT_FLOAT_EQ((*out)[1].scalar<float>(), 8);
 }
 
+// The gradient of a loop inside another loop's body is refused, clearly,
+// rather than built: it is not right in every case yet (an inner loop
+// whose count does not depend on the values it carries comes out wrong).
 TEST(ControlFlowGradTest, NestedLoopGradientsSayTheyAreNotSupportedYet) {
   Scope s = ops::NewRootScope();
   auto x = ops::Placeholder(s, DT_DOUBLE);
