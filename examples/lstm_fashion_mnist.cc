@@ -119,7 +119,10 @@ absl::Status Run(const Options& options, const std::optional<ServerConfig>& conf
   } else {
     // Worker 0 initializes the variables on the ps; the others wait for it.
     session_options.target = server->target();
-    SessionManager manager(graph, {.init_op = model.init.name(), .ready_op = ready.name()},
+    Scaffold scaffold;
+    scaffold.init_op = model.init.name();
+    scaffold.ready_op = ready.name();
+    SessionManager manager(graph, scaffold,
                            {.session_options = session_options,
                             .recovery_wait = absl::Seconds(1),
                             .log = LogSink::Discard()});

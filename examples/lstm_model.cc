@@ -63,8 +63,10 @@ absl::StatusOr<Output> RunLoop(const Scope& s, const CellWeights& w, const Outpu
     return bs.status();
   };
   std::vector<Output> outputs;
+  ops::WhileLoopOptions loop_options;
+  loop_options.parallel_iterations = parallel_iterations;
   RETURN_IF_ERROR(ops::WhileLoop(s, {ops::Const(s, 0), start.c, start.h}, cond, body, &outputs,
-                                 {.parallel_iterations = parallel_iterations}));
+                                 loop_options));
   return outputs[2];
 }
 

@@ -30,7 +30,7 @@ struct LstmModelOptions {
   int parallel_iterations = 10;
   // Where the four variables live (and Adam's slots and updates beside
   // them), e.g. "/job:ps/task:0"; empty: the scope's device, as the rest.
-  std::string variable_device;
+  std::string variable_device = "";
 };
 
 // The cell of TensorFlow's BasicLSTMCell (forget bias 1): one MatMul of
