@@ -300,8 +300,11 @@ absl::Status GradientBuilder::ExitReady(Node* exit, int loop, const Output& dy) 
                                            const std::vector<GradientFrame>& frames) {
     return GradientBuilder(scope, ys, xs, grad_ys, registry_, flow_, loop, frames).Build();
   };
+  // An invariant off every path from an x (a model's input) needs no sum.
+  std::vector<bool> wanted;
+  for (Node* enter : structure.invariants) wanted.push_back(IsBetween(enter));
   ASSIGN_OR_RETURN(LoopGradients grads, AddWhileLoopGradient(scope_, *flow_, structure, dys, body,
-                                                             gradient_frames_));
+                                                             gradient_frames_, wanted));
   for (size_t i = 0; i < structure.vars.size(); ++i) {
     if (IsBetween(structure.vars[i].enter)) {
       SendToSource(*structure.vars[i].enter->input_edge(0), grads.vars[i]);

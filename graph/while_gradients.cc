@@ -180,7 +180,8 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
                                                    const LoopStructure& loop,
                                                    const std::vector<Output>& exit_grads,
                                                    const BodyGradientFn& body_gradients,
-                                                   const std::vector<GradientFrame>& outer_frames) {
+                                                   const std::vector<GradientFrame>& outer_frames,
+                                                   const std::vector<bool>& wanted) {
   // The forward side is built without the gradient loops' mappers and
   // control dependencies: it runs in the forward frames.
   const Scope plain = scope.WithoutInputMapper().WithNoControlDependencies();
@@ -188,9 +189,14 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
   ASSIGN_OR_RETURN(ForwardCounter counter, AddForwardCounter(forward, loop));
   Graph* graph = scope.graph();
 
-  std::vector<Node*> invariants;  // The differentiable ones.
-  for (Node* enter : loop.invariants) {
-    if (IsDifferentiableType(enter->output_type(0))) invariants.push_back(enter);
+  // The differentiable invariants whose gradient is wanted.
+  const auto differentiated = [&](size_t j) {
+    return IsDifferentiableType(loop.invariants[j]->output_type(0)) &&
+           (wanted.empty() || wanted[j]);
+  };
+  std::vector<Node*> invariants;
+  for (size_t j = 0; j < loop.invariants.size(); ++j) {
+    if (differentiated(j)) invariants.push_back(loop.invariants[j]);
   }
   const size_t num_vars = loop.vars.size();
   std::vector<Output> inputs = {counter.count};
@@ -286,10 +292,9 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
   LoopGradients result;
   result.vars.assign(exits.begin() + 1, exits.begin() + 1 + num_vars);
   size_t next_invariant = 0;
-  for (Node* enter : loop.invariants) {
-    result.invariants.push_back(IsDifferentiableType(enter->output_type(0))
-                                    ? exits[1 + num_vars + next_invariant++]
-                                    : Output());
+  for (size_t j = 0; j < loop.invariants.size(); ++j) {
+    result.invariants.push_back(differentiated(j) ? exits[1 + num_vars + next_invariant++]
+                                                  : Output());
   }
   return result;
 }

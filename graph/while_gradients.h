@@ -61,10 +61,12 @@ struct LoopGradients {
 // another loop's body, `scope` builds inside the outer gradient loops
 // `outer_frames` (outermost first); one stack serves every outer
 // iteration, since the gradient loops pop in exactly the reverse order.
+// Only the invariants `wanted` marks (one per loop.invariants; empty: all)
+// get a gradient: the rest (a model's input) cost nothing per iteration.
 absl::StatusOr<LoopGradients> AddWhileLoopGradient(
     const Scope& scope, const ControlFlowInfo& info, const LoopStructure& loop,
     const std::vector<Output>& exit_grads, const BodyGradientFn& body_gradients,
-    const std::vector<GradientFrame>& outer_frames = {});
+    const std::vector<GradientFrame>& outer_frames = {}, const std::vector<bool>& wanted = {});
 
 }  // namespace rill
 
