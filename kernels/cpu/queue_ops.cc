@@ -3,7 +3,6 @@
 // look the queue up by that handle. Enqueues and dequeues are
 // AsyncOpKernels, so that one waiting for room or for elements holds no
 // thread.
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/element_copy.h"
 #include "kernels/cpu/fifo_queue.h"
 #include "kernels/framework/kernel_registry.h"
 #include "kernels/framework/op_kernel.h"
@@ -42,35 +42,13 @@ absl::StatusOr<std::shared_ptr<FIFOQueue>> LookupQueue(const KernelContext& ctx)
   return resources->Lookup<FIFOQueue>(proto.container(), proto.name());
 }
 
-// Copies `count` elements of `from`, starting at element `from_start`, to
-// `to` from element `to_start`. REQUIRES: the same dtype, and both ranges
-// inside their tensors.
-void CopyElements(const Tensor& from, int64_t from_start, const Tensor& to, int64_t to_start,
-                  int64_t count) {
-  if (count == 0) return;
-  switch (BaseType(from.dtype())) {
-    case DT_STRING:
-      std::copy_n(from.data<std::string>() + from_start, count, to.data<std::string>() + to_start);
-      return;
-    case DT_RESOURCE:
-      std::copy_n(from.data<ResourceHandleProto>() + from_start, count,
-                  to.data<ResourceHandleProto>() + to_start);
-      return;
-    default: {
-      const size_t size = static_cast<size_t>(DataTypeSize(from.dtype()));
-      std::memcpy(static_cast<char*>(to.raw_data()) + to_start * size,
-                  static_cast<const char*>(from.raw_data()) + from_start * size, count * size);
-    }
-  }
-}
-
 // A copy of each component. The queue keeps its own copies: an input may
 // share its buffer with a variable that is later updated in place.
 absl::StatusOr<QueueTuple> CopyTuple(KernelContext& ctx, const QueueTuple& tuple) {
   QueueTuple copy;
   for (const Tensor& component : tuple) {
     ASSIGN_OR_RETURN(Tensor c, ctx.AllocateTemp(component.dtype(), component.shape()));
-    CopyElements(component, 0, c, 0, component.NumElements());
+    CopyTensorElements(component, 0, c, 0, component.NumElements());
     copy.push_back(std::move(c));
   }
   return copy;
@@ -85,7 +63,7 @@ absl::StatusOr<std::vector<QueueTuple>> SplitBatch(KernelContext& ctx, const Que
     shape.RemoveDim(0);
     for (int64_t i = 0; i < size; ++i) {
       ASSIGN_OR_RETURN(Tensor row, ctx.AllocateTemp(component.dtype(), shape));
-      CopyElements(component, i * shape.num_elements(), row, 0, shape.num_elements());
+      CopyTensorElements(component, i * shape.num_elements(), row, 0, shape.num_elements());
       elements[i].push_back(std::move(row));
     }
   }
@@ -102,7 +80,7 @@ absl::Status StackOutputs(KernelContext& ctx, const std::vector<QueueTuple>& ele
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(c, shape));
     const int64_t row = element_shape.num_elements();
     for (size_t i = 0; i < elements.size(); ++i) {
-      CopyElements(elements[i][c], 0, *out, static_cast<int64_t>(i) * row, row);
+      CopyTensorElements(elements[i][c], 0, *out, static_cast<int64_t>(i) * row, row);
     }
   }
   return absl::OkStatus();
