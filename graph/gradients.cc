@@ -278,14 +278,6 @@ void GradientBuilder::SendToSource(const Edge& e, const Output& grad) {
 }
 
 absl::Status GradientBuilder::ExitReady(Node* exit, int loop, const Output& dy) {
-  if (frame_ != 0) {
-    // The gradient loops nest (AddWhileLoopGradient builds them inside
-    // `gradient_frames_`), but the stacks that feed them can fill out of
-    // order when the inner loop's count does not follow its values.
-    return absl::UnimplementedError(absl::StrFormat(
-        "the gradient of loop '%s' inside the body of loop '%s' is not supported yet",
-        flow_->frames[loop].name, flow_->frames[frame_].name));
-  }
   exit_grads_[loop][exit] = dy;
   if (--exits_waiting_[loop] > 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(LoopStructure structure, FindLoopStructure(*flow_, loop));

@@ -63,15 +63,6 @@ Output EnterFrame(const Scope& scope, const Output& x, const LoopStructure& loop
   return EnterFrame(scope, x, loop.frame_name, loop.parallel_iterations, constant);
 }
 
-// `x` (in the root frame) as a loop invariant of the innermost of
-// `frames`, entered through each of them in turn.
-Output EnterFrames(const Scope& scope, Output x, const std::vector<GradientFrame>& frames) {
-  for (const GradientFrame& frame : frames) {
-    x = EnterFrame(scope, x, frame.name, frame.parallel_iterations, /*constant=*/true);
-  }
-  return x;
-}
-
 // The frame `node`'s outputs are in, for nodes made after `info` too (a
 // nested loop's counter): that of its first input, entered or left as an
 // Enter or an Exit does; -1 for a frame `info` does not know (a gradient
@@ -96,20 +87,11 @@ int OutputFrameOf(const ControlFlowInfo& info, const Node* node) {
   return 0;
 }
 
-// The forward loops around `loop` and itself, outermost first.
-std::vector<GradientFrame> ForwardFrames(const ControlFlowInfo& info, int frame) {
-  std::vector<GradientFrame> frames;
-  for (; frame > 0; frame = info.frames[frame].parent) {
-    frames.insert(frames.begin(),
-                  GradientFrame{info.frames[frame].name, info.frames[frame].parallel_iterations});
-  }
-  return frames;
-}
-
 // A counter in the forward loop's frame: how many times its body ran. The
 // stack pushes of each iteration run before its NextIteration, and after
 // the previous iteration's, so every stack fills in iteration order.
 struct ForwardCounter {
+  Output start;               // Its 0, in the frame around the loop.
   Output count;               // Its Exit.
   Operation body;             // Its value inside the body (a pivot).
   Node* next_iteration = nullptr;
@@ -119,12 +101,12 @@ absl::StatusOr<ForwardCounter> AddForwardCounter(const Scope& scope, const LoopS
   Graph* graph = scope.graph();
   // The start runs where the loop's inputs do (the frame around it).
   const Edge* source = loop.vars[0].enter->input_edge(0);
-  const Output start = IntConst(scope.WithControlDependencies({Operation(source->src)}), 0);
-  const Output enter = EnterFrame(scope, start, loop, false);
+  ForwardCounter counter;
+  counter.start = IntConst(scope.WithControlDependencies({Operation(source->src)}), 0);
+  const Output enter = EnterFrame(scope, counter.start, loop, false);
   const Output merge(NodeBuilder(scope, "Merge").Input({enter, enter}).Finalize(), 0);
   const Operation switched =
       NodeBuilder(scope, "Switch").Input(merge).Input(Output(loop.loop_cond, 0)).Finalize();
-  ForwardCounter counter;
   counter.count = Op1(scope, "Exit", Output(switched, 0));
   const Output body = Op1(scope, "Identity", Output(switched, 1));
   counter.body = body.op();
@@ -215,9 +197,16 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
   RETURN_IF_ERROR(scope.status());
 
   // Forward values the body's gradient reads, popped in the gradient loop.
+  // Each stack lives in the frame around the loop: a loop inside another
+  // loop's body gets a stack per outer iteration (outer iterations may run
+  // at once, and their pushes would mix in one stack), and the outer
+  // gradient loop pops that iteration's handle through its own mapper.
   auto pops = std::make_shared<absl::flat_hash_map<std::pair<Node*, int>, Output>>();
+  const bool nested = info.frames[loop.frame].parent > 0;
   const Scope stack_scope = plain.NewSubScope(loop.frame_name + "_stacks");
-  const std::vector<GradientFrame> forward_frames = ForwardFrames(info, loop.frame);
+  const Scope handle_scope =
+      nested ? stack_scope.WithControlDependencies({counter.start.op()}) : stack_scope;
+  const Scope pop_scope = nested ? scope.WithNoControlDependencies() : stack_scope;
   const std::string gradient_frame = scope.name_prefix() + loop.frame_name;
   std::vector<GradientFrame> gradient_frames = outer_frames;
   gradient_frames.push_back(GradientFrame{gradient_frame, loop.parallel_iterations});
@@ -242,20 +231,21 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
       if (!inserted) return it->second;
       const DataType type = BaseType(value.type());
       const Output handle(NodeBuilder(stack_scope, "StackV2")
-                              .Input(IntConst(stack_scope, -1))
+                              .Input(IntConst(handle_scope, -1))
                               .Attr("elem_type", MakeAttr(type))
                               .Finalize(),
                           0);
       const Operation push =
           NodeBuilder(stack_scope.WithControlDependencies({counter.body}), "StackPushV2")
-              .Input(EnterFrames(stack_scope, handle, forward_frames))
+              .Input(EnterFrame(stack_scope, handle, loop, /*constant=*/true))
               .Input(value)
               .Finalize();
       if (push.ok()) graph->AddControlEdge(push.node(), counter.next_iteration);
       // The handle is made while the gradient loop's body is built, after
       // the loop began, so WhileLoop takes it for one of the body's own
       // values and would not enter it: it enters here.
-      const Output entered = EnterFrames(stack_scope, handle, gradient_frames);
+      const Output entered =
+          EnterFrame(pop_scope, handle, gradient_frame, loop.parallel_iterations, true);
       const Operation pop =
           NodeBuilder(s, "StackPopV2").Input(entered).Attr("elem_type", MakeAttr(type)).Finalize();
       popped.push_back(pop);

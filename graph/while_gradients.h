@@ -59,8 +59,9 @@ struct LoopGradients {
 // each forward value the body's gradient reads is pushed on a stack every
 // iteration and popped by the gradient loop, in reverse. For a loop inside
 // another loop's body, `scope` builds inside the outer gradient loops
-// `outer_frames` (outermost first); one stack serves every outer
-// iteration, since the gradient loops pop in exactly the reverse order.
+// `outer_frames` (outermost first) and maps the outer loop's forward values
+// to theirs: each outer iteration gets its own stacks, whose handles the
+// outer loops save as they save any value.
 // Only the invariants `wanted` marks (one per loop.invariants; empty: all)
 // get a gradient: the rest (a model's input) cost nothing per iteration.
 absl::StatusOr<LoopGradients> AddWhileLoopGradient(

@@ -24,7 +24,7 @@ using BodyGraphFn =
 
 struct WhileLoopOptions {
   // The loop's frame; empty: the scope's unique name for "while".
-  std::string frame_name;
+  std::string frame_name = {};
   int parallel_iterations = 10;
 };
 

@@ -1,6 +1,7 @@
 // Gradients through control flow, checked against float64 central
 // differences: a cond's gradient flows only through the branch taken, and
 // a loop's gradient is a loop over the forward values it saved.
+#include <functional>
 #include <vector>
 
 #include "graph/status_macros.h"
@@ -16,8 +17,6 @@ namespace {
 
 using ::rill::testing::GradientChecker;
 using ::rill::testing::GradientErrorBelow;
-using ::rill::testing::StatusIs;
-using ::testing::HasSubstr;
 
 // cond(p, x * x, tanh(x) * 3) for both values of p.
 TEST(ControlFlowGradTest, CondTakesTheGradientOfTheBranchTaken) {
@@ -153,12 +152,34 @@ TEST(ControlFlowGradTest, WhileLoopReadingAVariable) {
   EXPECT_FLOAT_EQ((*out)[1].scalar<float>(), 8);
 }
 
-// The gradient of a loop inside another loop's body is refused, clearly,
-// rather than built: it is not right in every case yet (an inner loop
-// whose count does not depend on the values it carries comes out wrong).
-TEST(ControlFlowGradTest, NestedLoopGradientsSayTheyAreNotSupportedYet) {
-  Scope s = ops::NewRootScope();
-  auto x = ops::Placeholder(s, DT_DOUBLE);
+// Loops inside loops. Each builder is a counted loop: `n` times, carry
+// (i, v) -> (i + 1, step(v)).
+using StepFn = std::function<Output(const Scope&, const Output&)>;
+
+absl::StatusOr<Output> Repeat(const Scope& s, int n, const Output& v0, const StepFn& step,
+                              int parallel_iterations = 10) {
+  std::vector<Output> outputs;
+  RETURN_IF_ERROR(ops::WhileLoop(
+      s, {ops::Const(s, Tensor::Scalar<int32_t>(0), DT_INT32), v0},
+      [n](const Scope& cs, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(cs, in[0], n);
+        return cs.status();
+      },
+      [&step](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Add(bs, in[0], 1));
+        out->push_back(step(bs, in[1]));
+        return bs.status();
+      },
+      &outputs, {.parallel_iterations = parallel_iterations}));
+  return outputs[1];
+}
+
+// v = x; while sum(v) < 6: { w = v; while sum(w) < 3: w *= 1.5; v = w + 1 }:
+// the inner count depends on the values the outer loop carries.
+TEST(ControlFlowGradTest, NestedLoopWithADataDependentInnerCount) {
+  GradientChecker c;
+  const Scope& s = c.scope();
+  const Output x = c.RandomInput({3}, 0.3, 0.9);
   std::vector<Output> outputs;
   ASSERT_TRUE(
       ops::WhileLoop(
@@ -176,7 +197,7 @@ TEST(ControlFlowGradTest, NestedLoopGradientsSayTheyAreNotSupportedYet) {
                   return c2.status();
                 },
                 [](const Scope& b2, const std::vector<Output>& v, std::vector<Output>* o) {
-                  o->push_back(ops::Mul(b2, v[0], 1.5));
+                  o->push_back(ops::Mul(b2, ops::Tanh(b2, v[0]), 1.5));
                   return b2.status();
                 },
                 &inner));
@@ -186,8 +207,64 @@ TEST(ControlFlowGradTest, NestedLoopGradientsSayTheyAreNotSupportedYet) {
           &outputs)
           .ok())
       << s.status();
-  EXPECT_THAT(AddGradients(s, outputs, {x}, {}),
-              StatusIs(absl::StatusCode::kUnimplemented, HasSubstr("not supported yet")));
+  EXPECT_THAT(c.MaxError(outputs), GradientErrorBelow(1e-6));
+}
+
+// Four outer iterations whose inner loops do not depend on each other
+// (each starts from x * d, d counting up), so they run at once and push
+// their forward values in any order: each outer iteration keeps its own.
+TEST(ControlFlowGradTest, NestedLoopsWhoseOuterIterationsOverlap) {
+  for (int parallel : {1, 10}) {
+    GradientChecker c;
+    const Scope& s = c.scope();
+    const Output x = c.RandomInput({3}, 0.2, 0.8);
+    const Output w = c.RandomInput({3}, 0.5, 1.2);
+    std::vector<Output> outputs;
+    ASSERT_TRUE(ops::WhileLoop(
+                    s, {ops::Const(s, 0.0), ops::ZerosLike(s, x)},
+                    [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+                      *out = ops::Less(cs, in[0], 4.0);
+                      return cs.status();
+                    },
+                    [&](const Scope& bs, const std::vector<Output>& in,
+                        std::vector<Output>* out) -> absl::Status {
+                      const Output d = ops::Add(bs, in[0], 1.0);
+                      ASSIGN_OR_RETURN(
+                          Output inner,
+                          Repeat(bs, 3, ops::Mul(bs, x, d),
+                                 [&](const Scope& b2, const Output& v) {
+                                   return ops::Tanh(b2, ops::Mul(b2, v, w));
+                                 },
+                                 parallel));
+                      out->push_back(d);
+                      out->push_back(ops::Add(bs, in[1], ops::Mul(bs, inner, d)));
+                      return bs.status();
+                    },
+                    &outputs, {.parallel_iterations = parallel})
+                    .ok())
+        << s.status();
+    EXPECT_THAT(c.MaxError({outputs[1]}), GradientErrorBelow(1e-6)) << parallel;
+  }
+}
+
+// Three loops deep, the innermost reading a weight from outside all of
+// them: its gradient sums over 2 x 3 x 2 iterations.
+TEST(ControlFlowGradTest, ThreeNestedLoopsReadingAWeight) {
+  GradientChecker c;
+  const Scope& s = c.scope();
+  const Output x = c.RandomInput({2}, 0.2, 0.8);
+  const Output w = c.RandomInput({2}, 0.5, 1.2);
+  absl::StatusOr<Output> y = Repeat(s, 2, x, [&](const Scope& s1, const Output& v1) {
+    absl::StatusOr<Output> middle = Repeat(s1, 3, v1, [&](const Scope& s2, const Output& v2) {
+      absl::StatusOr<Output> inner = Repeat(s2, 2, v2, [&](const Scope& s3, const Output& v3) {
+        return ops::Tanh(s3, ops::Add(s3, ops::Mul(s3, v3, w), 0.1));
+      });
+      return inner.ok() ? ops::Mul(s2, *inner, 1.5) : Output();
+    });
+    return middle.ok() ? ops::Add(s1, *middle, v1) : Output();
+  });
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(c.MaxError({*y}), GradientErrorBelow(1e-6));
 }
 
 }  // namespace
