@@ -68,6 +68,13 @@ class Executor {
     // Whether a step may hand nodes to other pool threads; false: a step
     // runs on one thread (Run's caller, or one pool thread for RunAsync).
     bool parallel_nodes = true;
+    // Whether a loop whose nodes all run synchronous kernels here, with no
+    // nested loop and no cond inside (fused_loop.h), runs as one program on
+    // one thread, its Merge, Switch, LoopCond, Identity and NextIteration
+    // nodes reduced to tensor moves. Results, errors and cancellation are
+    // the same either way. Setting RILL_FUSE_LOOPS=0 in the environment
+    // turns it off for every executor.
+    bool fuse_loops = true;
   };
 
   // A node is handed to another thread only once it has been measured to
@@ -201,6 +208,19 @@ class Executor {
                     TaggedList* cheap, TaggedList* expensive) const;
   void FailInFrame(PartitionRun* step, const TaggedNode& node, const absl::Status& status) const;
 
+  // Fused loops (executor_fused.cc): RunFusedLoop runs a loop frame's
+  // whole run, tagged `fused_loop`; false when it failed or the step was
+  // cancelled.
+  void BuildFusedLoops();
+  bool RunFusedLoop(PartitionRun* step, const TaggedNode& node) const;
+  bool RunFusedStep(PartitionRun* step, const executor_internal::FusedLoop& loop,
+                    const executor_internal::FusedLoop::Step& s,
+                    executor_internal::FrameState* frame, int64_t iter, TensorValue* slots,
+                    TensorValue* next, TensorValue* outputs) const;
+  void FailInLoop(PartitionRun* step, const NodeItem& item,
+                  const executor_internal::FrameState& frame, int64_t iter,
+                  const absl::Status& status) const;
+
   Device* device_ = nullptr;
   // The device's allocator when it counts its bytes (traced steps report
   // them); else null.
@@ -240,6 +260,7 @@ class Executor {
   std::unique_ptr<executor_internal::FlowGraph> flow_;
   std::vector<std::vector<int32_t>> flow_feed_slots_;  // Per feed: root-frame input slots.
   std::vector<std::string> fetch_names_;               // "node:k", for messages.
+  int32_t max_fused_outputs_ = 0;  // The most outputs of a fused loop's node.
 
   mutable absl::Mutex free_steps_mu_;
   mutable std::vector<std::unique_ptr<PartitionRun>> free_steps_ ABSL_GUARDED_BY(free_steps_mu_);

@@ -138,6 +138,9 @@ absl::Status Executor::BuildFlow(const Params& params, const std::vector<const N
   }
   for (const TensorEndpoint& fetch : params.fetches) fetch_names_.push_back(fetch.ToString());
   flow_ = std::move(flow);
+  if (params.fuse_loops && executor_internal::FusedLoopsEnabledByEnvironment()) {
+    BuildFusedLoops();
+  }
   return absl::OkStatus();
 }
 
@@ -202,7 +205,9 @@ void Executor::ProcessFlow(PartitionRun* step, TaggedList first) const {
     ready.pop_back();
     int num_ready = 0;
     if (!step->cancellation->cancelled()) {
-      if (MayRunLong(node.id) && InlineContinuations::AnyQueued()) InlineContinuations::HandOff();
+      if ((node.fused_loop || MayRunLong(node.id)) && InlineContinuations::AnyQueued()) {
+        InlineContinuations::HandOff();
+      }
       outputs.assign(items_[node.id].num_outputs, TensorValue());
       const NodeResult result = RunFlowNode(step, node, outputs.data());
       if (result == NodeResult::kPending) {
@@ -233,7 +238,8 @@ void Executor::ProcessFlowQuick(PartitionRun* step, TaggedList first) const {
   absl::InlinedVector<TensorValue, 4> outputs;
   for (;;) {
     for (const TaggedNode& node : readied) {
-      if (!node.dead && MayRunLong(node.id)) {
+      // A fused loop may run for long: not on this thread.
+      if (node.fused_loop || (!node.dead && MayRunLong(node.id))) {
         ProcessFlowOnPool(step, TaggedList{node});
       } else {
         ready.push_back(node);
@@ -280,6 +286,7 @@ struct Executor::FlowAsyncRun {
 
 Executor::NodeResult Executor::RunFlowNode(PartitionRun* step, const TaggedNode& node,
                                            TensorValue* outputs) const {
+  if (node.fused_loop) return RunFusedLoop(step, node) ? NodeResult::kDone : NodeResult::kFailed;
   const NodeItem& item = items_[node.id];
   const FlowNode& info = flow_->nodes[node.id];
   TensorValue* inputs = node.iter->inputs.data() + info.input_start;

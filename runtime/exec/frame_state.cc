@@ -100,6 +100,7 @@ FrameState* FlowState::FindOrCreateChild(FrameState* parent, IterationState* ite
   frame->iterations.assign(static_cast<size_t>(t.parallel_iterations) + 1, nullptr);
   frame->iterations[0] = NewIteration(tmpl, 0);
   frame->exit_live.assign(t.exits.size(), 0);
+  frame->holding = t.fused >= 0;
   ++iter->outstanding_frames;
   it->second = std::move(frame);
   return it->second.get();
@@ -118,6 +119,7 @@ IterationState* FlowState::AddIteration(FrameState* frame, TaggedList* ready) {
 }
 
 void FlowState::Propagate(const TaggedNode& node, TensorValue* outputs, TaggedList* ready) {
+  if (node.fused_loop) return FinishFusedLoop(node, ready);
   const FlowNode& info = graph_.nodes[node.id];
   FrameState* frame = node.frame;
   IterationState* iter = node.iter;
@@ -134,7 +136,7 @@ void FlowState::Propagate(const TaggedNode& node, TensorValue* outputs, TaggedLi
       } else {
         ActivateOutputs(node.id, child, child->iteration(0), outputs, node.dead, false, ready);
       }
-      --child->pending_enters;
+      if (--child->pending_enters == 0 && child->holding) ReleaseHeld(child, ready);
       CleanUp(child, ready);
       break;
     }
@@ -217,7 +219,44 @@ void FlowState::Activate(int32_t dst, int32_t slot, FrameState* frame, Iteration
   if (--iter->pending[local] != 0) return;
   const bool dst_dead = info.kind == FlowKind::kMerge ? !iter->taken[local] : iter->dead[local] > 0;
   ++iter->outstanding_ops;
+  if (frame->holding) {
+    frame->held.push_back(TaggedNode{dst, frame, iter, dst_dead});
+    return;
+  }
   ready->push_back(TaggedNode{dst, frame, iter, dst_dead});
+}
+
+void FlowState::ReleaseHeld(FrameState* frame, TaggedList* ready) {
+  frame->holding = false;
+  const FusedLoop& loop = graph_.fused_loops[graph_.frames[frame->tmpl].fused];
+  IterationState* iter = frame->iteration(0);
+  bool live = true;
+  for (const FrameState::Invariant& invariant : frame->invariants) live = live && !invariant.dead;
+  for (const FusedLoop::Var& var : loop.vars) {
+    live = live && iter->taken[graph_.nodes[var.merge].local] != 0;
+  }
+  if (!live) {
+    // A loop in an untaken branch, or partly dead: frame by frame, as
+    // without fusion.
+    ready->insert(ready->end(), frame->held.begin(), frame->held.end());
+  } else {
+    iter->outstanding_ops -= static_cast<int32_t>(frame->held.size()) - 1;
+    ready->push_back(TaggedNode{loop.loop_cond, frame, iter, false, /*fused_loop=*/true});
+  }
+  frame->held.clear();
+}
+
+void FlowState::FinishFusedLoop(const TaggedNode& node, TaggedList* ready) {
+  FrameState* frame = node.frame;
+  const FlowTemplate& t = graph_.frames[frame->tmpl];
+  for (size_t e = 0; e < frame->exit_values.size(); ++e) {
+    if (!HasValue(frame->exit_values[e])) continue;
+    frame->exit_live[e] = 1;
+    ActivateOutputs(t.exits[e], frame->parent, frame->parent_iter, &frame->exit_values[e], false,
+                    false, ready);
+  }
+  frame->exit_values.clear();
+  if (--node.iter->outstanding_ops == 0) CleanUp(frame, ready);
 }
 
 void FlowState::CleanUp(FrameState* frame, TaggedList* ready) {

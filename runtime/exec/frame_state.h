@@ -13,6 +13,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/framework/op_kernel.h"
+#include "runtime/exec/fused_loop.h"
 
 namespace rill::executor_internal {
 
@@ -55,6 +56,7 @@ struct FlowTemplate {
   int32_t num_input_slots = 0;
   std::vector<int32_t> initial_pending;  // Per local node.
   std::vector<int32_t> exits;            // Node ids.
+  int32_t fused = -1;  // Its program in FlowGraph::fused_loops; -1: none.
 };
 
 // Built once per executor.
@@ -63,6 +65,7 @@ struct FlowGraph {
   std::vector<FlowEdge> edges;
   std::vector<FlowTemplate> frames;  // [0] is the root.
   std::vector<int32_t> roots;        // Root-frame nodes with nothing to wait for.
+  std::vector<FusedLoop> fused_loops;
 };
 
 struct IterationState {
@@ -74,6 +77,19 @@ struct IterationState {
   int32_t outstanding_ops = 0;    // Readied or running nodes.
   int32_t outstanding_frames = 0;  // Loops started here, not finished.
 };
+
+struct FrameState;
+
+// A node ready to run in a frame's iteration; or, with `fused_loop`, a
+// whole loop frame to run as its FusedLoop (tagged with its LoopCond).
+struct TaggedNode {
+  int32_t id;
+  FrameState* frame;
+  IterationState* iter;
+  bool dead;
+  bool fused_loop = false;
+};
+using TaggedList = absl::InlinedVector<TaggedNode, 16>;
 
 struct FrameState {
   int32_t tmpl = 0;
@@ -95,20 +111,19 @@ struct FrameState {
   };
   std::vector<Invariant> invariants;
   std::vector<uint8_t> exit_live;  // Per template exit.
+  // A fused loop's frame until its Enters have all delivered: the nodes its
+  // values readied wait here (counted in their iteration), and then either
+  // the fused loop or, when a value entered dead, these nodes run.
+  bool holding = false;
+  std::vector<TaggedNode> held;
+  // A fused loop's final values, per template exit, handed to the Exits'
+  // readers when the loop's run ends.
+  std::vector<TensorValue> exit_values;
 
   IterationState* iteration(int64_t i) const {
     return iterations[static_cast<size_t>(i % static_cast<int64_t>(iterations.size()))];
   }
 };
-
-// A node ready to run in a frame's iteration.
-struct TaggedNode {
-  int32_t id;
-  FrameState* frame;
-  IterationState* iter;
-  bool dead;
-};
-using TaggedList = absl::InlinedVector<TaggedNode, 16>;
 
 // Thread safety: every method requires mu.
 class FlowState {
@@ -126,7 +141,8 @@ class FlowState {
   FrameState* root_frame() { return &root_; }
   // Hands the outputs of a finished node on (a dead node's are all dead)
   // and ends its run in its iteration; appends the nodes that became ready,
-  // each counted in its iteration.
+  // each counted in its iteration. For a fused loop's run the Exits hand
+  // on the frame's exit_values instead, and the frame ends.
   void Propagate(const TaggedNode& node, TensorValue* outputs, TaggedList* ready);
   // Frees every frame and value; the next Start begins anew.
   void Clear();
@@ -158,6 +174,10 @@ class FlowState {
   // the frame when it is done.
   void CleanUp(FrameState* frame, TaggedList* ready);
   void DeleteFrame(FrameState* frame, TaggedList* ready);
+  void FinishFusedLoop(const TaggedNode& node, TaggedList* ready);
+  // A held frame's Enters have all delivered: readies its fused run, or
+  // the held nodes when a value is dead.
+  void ReleaseHeld(FrameState* frame, TaggedList* ready);
 
   const FlowGraph& graph_;
   FrameState root_;
