@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "graph/graph.h"
+#include "graph/status_macros.h"
 #include "graph/while_loop.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
@@ -268,6 +269,48 @@ TEST(FusedLoop, HoldsOneIterationsValues) {
   const int64_t long_loop = PeakBytesOfFusedLoop(5000);
   EXPECT_GT(short_loop, 0);
   EXPECT_LE(long_loop, short_loop + 65536);
+}
+
+// for i < 3: for j < 4: total += 1. The inner loop runs fused in each
+// outer iteration; the outer one, which holds it, frame by frame.
+TEST(FusedLoop, TheInnerLoopOfANestRunsFused) {
+  const Scope root = ops::NewRootScope();
+  std::vector<Output> outputs;
+  ASSERT_OK(ops::WhileLoop(
+      root, {ops::Const(root, 0), ops::Const(root, 0)},
+      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(s, in[0], ops::Const(s, 3));
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
+        std::vector<Output> inner;
+        RETURN_IF_ERROR(ops::WhileLoop(
+            s, {ops::Const(s, 0), in[1]},
+            [&](const Scope& t, const std::vector<Output>& v, Output* o) {
+              *o = ops::Less(t, v[0], ops::Const(t, 4));
+              return t.status();
+            },
+            [&](const Scope& t, const std::vector<Output>& v, std::vector<Output>* o) {
+              o->push_back(ops::Add(t, v[0], ops::Const(t, 1)));
+              o->push_back(ops::Add(t, v[1], ops::Const(t, 1)));
+              return t.status();
+            },
+            &inner, {.frame_name = "inner"}));
+        out->push_back(ops::Add(s, in[0], ops::Const(s, 1)));
+        out->push_back(inner[1]);
+        return s.status();
+      },
+      &outputs, {.frame_name = "outer"}));
+  const std::vector<TensorEndpoint> fetches = Endpoints(outputs);
+  const Result frames = RunOnce(*root.graph(), fetches, /*fuse=*/false);
+  const Result fused = RunOnce(*root.graph(), fetches, /*fuse=*/true);
+  ASSERT_OK(frames.status);
+  ASSERT_OK(fused.status);
+  EXPECT_EQ(fused.fetched[1].scalar<int32_t>(), 12);
+  EXPECT_TRUE(TensorsEqual(frames.fetched[1], fused.fetched[1]));
+  // The outer loop's two Merges run 4 times each; the inner ones not at all.
+  EXPECT_EQ(CountOp(frames, "Merge"), 2 * 4 + 2 * 5 * 3);
+  EXPECT_EQ(CountOp(fused, "Merge"), 2 * 4);
 }
 
 // A cond inside the body is not the loop's own Switch and Merge: the frames
