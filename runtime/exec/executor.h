@@ -199,6 +199,9 @@ class Executor {
   void ProcessFlowOnPool(PartitionRun* step, TaggedList first) const;
   void ProcessFlowQuick(PartitionRun* step, TaggedList first) const;
   void DispatchFlow(PartitionRun* step, TaggedList* expensive, TaggedList* ready) const;
+  // Whether DispatchFlow may hand `node` to another thread: a live
+  // expensive node, or a fused loop's run.
+  bool IsExpensive(const TaggedNode& node) const;
   NodeResult RunFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs) const;
   bool FinishFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,
                       absl::Status status, int64_t start_micros) const;

@@ -179,10 +179,16 @@ void Executor::ProcessFlowOnPool(PartitionRun* step, TaggedList first) const {
   });
 }
 
+bool Executor::IsExpensive(const TaggedNode& node) const {
+  return node.fused_loop || (items_[node.id].expensive && !node.dead);
+}
+
 void Executor::DispatchFlow(PartitionRun* step, TaggedList* expensive, TaggedList* ready) const {
   for (size_t j = 0; j < expensive->size(); ++j) {
     const TaggedNode& node = (*expensive)[j];
-    if (pool_ == nullptr || !parallel_nodes_ || !MayRunLong(node.id) ||
+    // A fused loop runs long enough to be worth another thread when this
+    // one has other work.
+    if (pool_ == nullptr || !parallel_nodes_ || (!node.fused_loop && !MayRunLong(node.id)) ||
         (j + 1 == expensive->size() && ready->empty())) {
       ready->push_back(node);
     } else {
@@ -196,7 +202,7 @@ void Executor::ProcessFlow(PartitionRun* step, TaggedList first) const {
   TaggedList ready;
   TaggedList expensive;
   for (const TaggedNode& node : first) {
-    (items_[node.id].expensive && !node.dead ? expensive : ready).push_back(node);
+    (IsExpensive(node) ? expensive : ready).push_back(node);
   }
   DispatchFlow(step, &expensive, &ready);
   absl::InlinedVector<TensorValue, 4> outputs;
@@ -404,7 +410,7 @@ int Executor::PropagateFlow(PartitionRun* step, const TaggedNode& node, TensorVa
   }
   for (int32_t k = 0; k < items_[node.id].num_outputs; ++k) Clear(outputs[k]);
   for (const TaggedNode& next : readied) {
-    (items_[next.id].expensive && !next.dead ? expensive : cheap)->push_back(next);
+    (IsExpensive(next) ? expensive : cheap)->push_back(next);
   }
   return static_cast<int>(readied.size());
 }
