@@ -1,7 +1,8 @@
 // What a while loop's machinery costs: a WhileLoop counting to N (its body
-// one Add) run by the Executor, timed in the same benchmark iteration as a
-// straight chain of Identity nodes (executor_bench's baseline), so that the
-// cost of one loop iteration reads as a number of plain nodes; and a loop
+// one Add) run by the Executor, fused or frame by frame, timed in the same
+// benchmark iteration as straight chains of Identity nodes (executor_bench's
+// baseline), of Adds and of Lesses, so that the cost of one loop iteration
+// beyond its two kernels reads as a number of plain nodes; and a loop
 // split over a ps and a worker task, beside one Session::Run per iteration.
 #include <time.h>
 
@@ -61,20 +62,33 @@ absl::StatusOr<std::unique_ptr<Loop>> MakeLoop(int parallel_iterations) {
 }
 
 // x -> Identity -> ... (`length` Identity nodes) on an int32 scalar, or
-// x -> Add(., one) -> ... when `add`.
+// x -> Add(., one) -> ... for kAdd, or `length` Less(one, limit) nodes each
+// after the one before (a control edge) for kLess: the loop's condition.
+enum class ChainOp { kIdentity, kAdd, kLess };
 struct Chain {
   Scope root = ops::NewRootScope();
   const Node* input = nullptr;
   const Node* output = nullptr;
 };
 
-std::unique_ptr<Chain> MakeChain(int length, bool add) {
+std::unique_ptr<Chain> MakeChain(int length, ChainOp op) {
   auto chain = std::make_unique<Chain>();
   const ops::Placeholder x(chain->root.WithOpName("x"), DT_INT32);
   const Output one = ops::Const(chain->root, Tensor::Scalar<int32_t>(1), DT_INT32);
+  const Output limit = ops::Const(chain->root, Tensor::Scalar<int32_t>(1 << 30), DT_INT32);
   Output last = x;
   for (int i = 0; i < length; ++i) {
-    last = add ? Output(ops::Add(chain->root, last, one)) : Output(ops::Identity(chain->root, last));
+    switch (op) {
+      case ChainOp::kIdentity:
+        last = ops::Identity(chain->root, last);
+        break;
+      case ChainOp::kAdd:
+        last = ops::Add(chain->root, last, one);
+        break;
+      case ChainOp::kLess:
+        last = ops::Less(chain->root.WithControlDependencies(last), one, limit);
+        break;
+    }
   }
   chain->input = x.node();
   chain->output = last.node();
@@ -113,8 +127,10 @@ std::unique_ptr<Chain> MakeUnrolled(int units) {
 // executor_bench's).
 class StepRunner {
  public:
-  absl::Status Init(const Graph* graph, const Node* feed, const Node* fetch, int fetch_index = 0) {
+  absl::Status Init(const Graph* graph, const Node* feed, const Node* fetch, int fetch_index = 0,
+                    bool fuse_loops = true) {
     Executor::Params params;
+    params.fuse_loops = fuse_loops;
     params.graph = graph;
     params.feeds = {{feed, 0}};
     params.fetches = {{fetch, fetch_index}};
@@ -133,6 +149,7 @@ class StepRunner {
     args.feeds = absl::MakeConstSpan(&feed, 1);
     args.stats = stats;
     if (absl::Status s = executor_->Run(args, &fetched_); !s.ok()) return s;
+    if (fetched_[0].dtype() == DT_BOOL) return fetched_[0].scalar<bool>() ? 1 : 0;
     return fetched_[0].scalar<int32_t>();
   }
 
@@ -171,16 +188,22 @@ constexpr int kChainLength = 1000;  // Fits in cache, as one loop iteration's st
 
 // Args: iterations, parallel_iterations, abseil's Mutex deadlock detection
 // (1: on, the default of Debian's abseil, which the library and the tests
-// keep; 0: off, as the `rill` binary runs). Each benchmark iteration runs
-// the loop once, then the Identity chain, the Add chain and the unrolled
-// iterations iterations / 100 times each (about 10 chain nodes of each per
-// loop iteration), so that a slow spell on a shared machine falls on all.
+// keep; 0: off, as the `rill` binary runs), fused (1: the loop runs as a
+// fused loop, the default; 0: frame by frame, Params::fuse_loops off).
+// Each benchmark iteration runs the loop once, then the Identity chain, the
+// Add chain, the Less chain and the unrolled iterations iterations / 100
+// times each (about 10 chain nodes of each per loop iteration), so that a
+// slow spell on a shared machine falls on all.
 //
 // Counters (per loop iteration, or per chain node; each also as cpu_...,
 // from the process's CPU time, steadier on a shared machine):
 //   ns_per_iter: the loop;
 //   ns_per_node: the Identity chain, the plain node;
 //   add_ns_per_node: the Add chain, the body's Add outside a loop;
+//   less_ns_per_node: the Less chain, the condition's Less outside a loop;
+//   loop_nodes: (ns_per_iter - add_ns_per_node - less_ns_per_node) /
+//     ns_per_node: the loop's machinery, beyond the two kernels every
+//     iteration must run, in plain nodes (the goal: at most 2);
 //   machinery_nodes: (ns_per_iter - ns_per_node) /
 //     ns_per_node: what an iteration costs beyond its one body node, in
 //     plain nodes;
@@ -188,30 +211,36 @@ constexpr int kChainLength = 1000;  // Fits in cache, as one loop iteration's st
 //     (MakeUnrolled);
 //   frame_nodes: (ns_per_iter - unrolled_ns_per_iter) / ns_per_node: what
 //     running them in a frame adds, in plain nodes;
-//   kernels_per_iter: live kernels run per iteration (from step stats:
-//     Merge, Less, LoopCond, Switch, Identity, Add, NextIteration; the
-//     Exit also runs each iteration, dead, and is not in the stats).
+//   kernels_per_iter: kernels run per iteration (from step stats): fused,
+//     Less and Add; frame by frame, Merge, Less, LoopCond, Switch,
+//     Identity, Add, NextIteration (the Exit also runs each iteration,
+//     dead, and is not in the stats).
 void BM_WhileLoop(benchmark::State& state) {
   const int iterations = static_cast<int>(state.range(0));
   const int parallel = static_cast<int>(state.range(1));
   absl::SetMutexDeadlockDetectionMode(state.range(2) != 0 ? absl::OnDeadlockCycle::kAbort
                                                           : absl::OnDeadlockCycle::kIgnore);
+  const bool fused = state.range(3) != 0;
   absl::StatusOr<std::unique_ptr<Loop>> loop = MakeLoop(parallel);
-  const std::unique_ptr<Chain> identity_chain = MakeChain(kChainLength, /*add=*/false);
-  const std::unique_ptr<Chain> add_chain = MakeChain(kChainLength, /*add=*/true);
+  const std::unique_ptr<Chain> identity_chain = MakeChain(kChainLength, ChainOp::kIdentity);
+  const std::unique_ptr<Chain> add_chain = MakeChain(kChainLength, ChainOp::kAdd);
+  const std::unique_ptr<Chain> less_chain = MakeChain(kChainLength, ChainOp::kLess);
   const int units = kChainLength / kUnrolledNodesPerUnit;
   const std::unique_ptr<Chain> unrolled = MakeUnrolled(units);
-  StepRunner loop_runner, identity_runner, add_runner, unrolled_runner;
+  StepRunner loop_runner, identity_runner, add_runner, less_runner, unrolled_runner;
   absl::Status status = loop.status();
   if (status.ok()) {
     status = loop_runner.Init((*loop)->root.graph(), (*loop)->limit, (*loop)->exit.node(),
-                              (*loop)->exit.index());
+                              (*loop)->exit.index(), fused);
   }
   if (status.ok()) {
     status = identity_runner.Init(identity_chain->root.graph(), identity_chain->input,
                                   identity_chain->output);
   }
   if (status.ok()) status = add_runner.Init(add_chain->root.graph(), add_chain->input, add_chain->output);
+  if (status.ok()) {
+    status = less_runner.Init(less_chain->root.graph(), less_chain->input, less_chain->output);
+  }
   if (status.ok()) {
     status = unrolled_runner.Init(unrolled->root.graph(), unrolled->input, unrolled->output);
   }
@@ -230,6 +259,7 @@ void BM_WhileLoop(benchmark::State& state) {
   }
   if (status.ok()) status = identity_runner.Run(0).status();
   if (status.ok()) status = add_runner.Run(0).status();
+  if (status.ok()) status = less_runner.Run(0).status();
   if (status.ok()) status = unrolled_runner.Run(0).status();
   if (!status.ok()) {
     state.SkipWithError(std::string(status.message()).c_str());
@@ -244,12 +274,13 @@ void BM_WhileLoop(benchmark::State& state) {
     }
     return true;
   };
-  Clock loop_clock, identity_clock, add_clock, unrolled_clock;
+  Clock loop_clock, identity_clock, add_clock, less_clock, unrolled_clock;
   int64_t runs = 0;
   for (auto _ : state) {
     const bool ok = loop_clock.Time([&] { return loop_runner.Run(iterations).ok(); }) &&
                     identity_clock.Time([&] { return run_chain(identity_runner); }) &&
                     add_clock.Time([&] { return run_chain(add_runner); }) &&
+                    less_clock.Time([&] { return run_chain(less_runner); }) &&
                     unrolled_clock.Time([&] { return run_chain(unrolled_runner); });
     if (!ok) {
       state.SkipWithError("a step failed");
@@ -271,6 +302,12 @@ void BM_WhileLoop(benchmark::State& state) {
   state.counters["cpu_ns_per_node"] = node_cpu_ns;
   state.counters["add_ns_per_node"] = add_clock.ns * per_node;
   state.counters["cpu_add_ns_per_node"] = add_clock.cpu_ns * per_node;
+  state.counters["less_ns_per_node"] = less_clock.ns * per_node;
+  state.counters["cpu_less_ns_per_node"] = less_clock.cpu_ns * per_node;
+  state.counters["loop_nodes"] =
+      (iter_ns - (add_clock.ns + less_clock.ns) * per_node) / node_ns;
+  state.counters["cpu_loop_nodes"] =
+      (iter_cpu_ns - (add_clock.cpu_ns + less_clock.cpu_ns) * per_node) / node_cpu_ns;
   const double per_unit = 1.0 / (static_cast<double>(runs) * chain_runs * units);
   const double unrolled_ns = unrolled_clock.ns * per_unit;
   const double unrolled_cpu_ns = unrolled_clock.cpu_ns * per_unit;
@@ -284,13 +321,15 @@ void BM_WhileLoop(benchmark::State& state) {
       static_cast<double>(stats_all.size() - stats_none.size()) / kCounted;
 }
 BENCHMARK(BM_WhileLoop)
-    ->ArgNames({"iterations", "parallel", "deadlock_detection"})
-    ->Args({100000, 10, 1})
-    ->Args({100000, 1, 1})
-    ->Args({1000, 10, 1})
-    ->Args({100000, 10, 0})
-    ->Args({100000, 1, 0})
-    ->Args({1000, 10, 0})
+    ->ArgNames({"iterations", "parallel", "deadlock_detection", "fused"})
+    ->Args({100000, 10, 1, 1})
+    ->Args({100000, 1, 1, 1})
+    ->Args({1000, 10, 1, 1})
+    ->Args({100000, 10, 0, 1})
+    ->Args({100000, 1, 0, 1})
+    ->Args({1000, 10, 0, 1})
+    ->Args({100000, 10, 1, 0})
+    ->Args({100000, 10, 0, 0})
     ->Unit(benchmark::kMillisecond);
 
 // The same loop through Session::Run (n fed, the Exit fetched): the
