@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/control_flow_names.h"
+#include "graph/function_inline.h"
 #include "graph/graph.h"
 #include "graph/status_macros.h"
 
@@ -154,10 +155,8 @@ NodeDef UpgradeLegacyPlaceholderShape(NodeDef node) {
   return node;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
-                                                      const OpRegistry& registry) {
+absl::StatusOr<std::unique_ptr<Graph>> ImportInlined(const GraphDef& def,
+                                                     const OpRegistry& registry) {
   ASSIGN_OR_RETURN(std::vector<std::vector<int>> producers, ResolveInputs(def));
   ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(def, producers));
   auto graph = std::make_unique<Graph>(registry);
@@ -172,6 +171,18 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
   }
   RETURN_IF_ERROR(graph->CheckBackEdgesResolved());
   return graph;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
+                                                      const OpRegistry& registry) {
+  // The library is checked even when nothing calls it, as TensorFlow does.
+  if (def.library().function_size() > 0 || CallsFunctions(def)) {
+    ASSIGN_OR_RETURN(GraphDef inlined, InlineFunctionCalls(def, registry));
+    return ImportInlined(inlined, registry);
+  }
+  return ImportInlined(def, registry);
 }
 
 }  // namespace rill

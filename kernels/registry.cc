@@ -30,6 +30,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuSummaryKernels(registry);
   RegisterCpuQueueKernels(registry);
   RegisterControlFlowKernels(registry);
+  RegisterFunctionCallKernels(registry);
 }
 
 void RegisterGpuKernels(KernelRegistry& registry) {

@@ -34,6 +34,7 @@ void RegisterCpuIoKernels(KernelRegistry& registry);           // cpu/io_ops.cc
 void RegisterCpuSummaryKernels(KernelRegistry& registry);      // cpu/summary_ops.cc
 void RegisterCpuQueueKernels(KernelRegistry& registry);        // cpu/queue_ops.cc
 void RegisterControlFlowKernels(KernelRegistry& registry);     // cpu/control_flow_ops.cc (CPU, GPU)
+void RegisterFunctionCallKernels(KernelRegistry& registry);    // cpu/function_call_ops.cc
 // The CUDA families' kernels (cuda/gpu_kernels.cc). A build without CUDA
 // registers the same definitions (CudaKernelDefs) with kernels that fail
 // when built, so that it can still place graphs for GPUs it cannot run.

@@ -23,6 +23,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterQueueOps(registry);
   RegisterDataFlowOps(registry);
   RegisterControlFlowOps(registry);
+  RegisterFunctionalOps(registry);
 }
 
 const OpRegistry& StandardOps() {

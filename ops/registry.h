@@ -24,6 +24,7 @@ void RegisterSummaryOps(OpRegistry& registry);      // summary_ops.cc
 void RegisterQueueOps(OpRegistry& registry);        // queue_ops.cc
 void RegisterDataFlowOps(OpRegistry& registry);     // data_flow_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
+void RegisterFunctionalOps(OpRegistry& registry);   // functional_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);

@@ -316,7 +316,11 @@ TEST(StandardGradients, CoverEveryStandardOp) {
                                             "_Recv",
                                             "MaxPoolGrad",
                                             "Mod",
-                                            "TruncateMod"};
+                                            "TruncateMod",
+                                            // As in TensorFlow's C++ API: a call's
+                                            // gradient is not built through it.
+                                            "PartitionedCall",
+                                            "StatefulPartitionedCall"};
   for (const std::string& op : StandardOps().OpNames()) {
     if (std::find(without.begin(), without.end(), op) != without.end()) continue;
     EXPECT_OK(StandardGradients().Lookup(op).status()) << op;
