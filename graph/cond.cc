@@ -29,8 +29,15 @@ absl::StatusOr<std::vector<Output>> Cond(const Scope& scope, const Output& pred,
                                IsValidOutput(pred) ? DataTypeString(pred.type()) : "nothing")));
   }
   const int start = scope.graph()->num_nodes();
+  // A reference (a variable) comes through a RefSwitch, as TensorFlow's
+  // _SwitchRefOrTensor: the branch gets the variable itself, to assign,
+  // and nothing reads it when the branch is not taken (it may be
+  // uninitialized then). The type is the input's as this cond reads it: an
+  // enclosing loop may bring it in through an Enter first.
   const auto switch_of = [cond, pred](const Output& input) {
-    return NodeBuilder(cond.WithOpName("Switch"), "Switch").Input(input).Input(pred).Finalize();
+    const Output mapped = cond.MapInput(input);
+    const char* op = IsRefType(mapped.type()) ? "RefSwitch" : "Switch";
+    return NodeBuilder(cond.WithOpName("Switch"), op).Input(mapped).Input(pred).Finalize();
   };
   // The pivots: every op a branch builds waits for its own, so even a
   // constant runs only in the taken branch.
@@ -47,9 +54,12 @@ absl::StatusOr<std::vector<Output>> Cond(const Scope& scope, const Output& pred,
   auto switches = std::make_shared<absl::flat_hash_map<std::pair<Node*, int>, Operation>>();
   const auto capture = [start, switches, switch_of](int branch) -> Scope::InputMapper {
     return [start, switches, switch_of, branch](const Output& input) {
-      if (input.node()->id() >= start) return input;
+      // A null input (an op that failed to build) stays null: the scope
+      // holds its error.
+      if (!input.ok() || input.node()->id() >= start) return input;
       auto [it, inserted] = switches->try_emplace({input.node(), input.index()});
       if (inserted) it->second = switch_of(input);
+      if (!it->second.ok()) return Output();
       return Output(it->second, branch);
     };
   };

@@ -42,11 +42,17 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
   }
   Graph* graph = scope.graph();
   const int start = graph->num_nodes();
-  // By value: the mapper below lives in the scopes handed to cond and body.
+  // A variable read in the loop (a reference) enters through a RefEnter,
+  // as TensorFlow's: every iteration then reads its value at the time, and
+  // may assign it. The type is the input's as the loop's surroundings read
+  // it (an enclosing loop or cond may bring it in first). By value: the
+  // mapper below lives in the scopes handed to cond and body.
   const auto enter = [outer, frame, parallel = options.parallel_iterations](const Output& input,
                                                                            bool is_constant) {
-    return Output(NodeBuilder(outer.WithOpName("Enter"), "Enter")
-                      .Input(input)
+    const Output mapped = outer.MapInput(input);
+    const char* op = is_constant && IsRefType(mapped.type()) ? "RefEnter" : "Enter";
+    return Output(NodeBuilder(outer.WithOpName("Enter"), op)
+                      .Input(mapped)
                       .Attr("frame_name", MakeAttr(frame))
                       .Attr("is_constant", MakeAttr(is_constant))
                       .Attr("parallel_iterations", MakeAttr(parallel))
@@ -57,7 +63,9 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
   // once, as a loop invariant.
   auto invariants = std::make_shared<absl::flat_hash_map<std::pair<Node*, int>, Output>>();
   const Scope::InputMapper capture = [start, invariants, enter](const Output& input) {
-    if (input.node()->id() >= start) return input;
+    // A null input (an op that failed to build) stays null: the scope
+    // holds its error.
+    if (!input.ok() || input.node()->id() >= start) return input;
     auto [it, inserted] = invariants->try_emplace({input.node(), input.index()});
     if (inserted) it->second = enter(input, /*is_constant=*/true);
     return it->second;
