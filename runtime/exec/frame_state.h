@@ -117,7 +117,9 @@ struct FrameState {
   bool holding = false;
   std::vector<TaggedNode> held;
   // A fused loop's final values, per template exit, handed to the Exits'
-  // readers when the loop's run ends.
+  // readers when the loop's run ends. The run writes them, and its first
+  // iteration's input slots, without the lock: while it runs nothing else
+  // reaches its frame (every Enter has delivered, nothing else is ready).
   std::vector<TensorValue> exit_values;
 
   IterationState* iteration(int64_t i) const {

@@ -4,6 +4,7 @@
 // leaves loops it cannot express to the frames path.
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -232,6 +233,41 @@ TEST(FusedLoop, ADeadlineEndsALoopThatNeverStops) {
   options.timeout_in_ms = 100;
   EXPECT_THAT(session->Run(options, {}, {outputs[0].name()}, {}, nullptr),
               StatusIs(absl::StatusCode::kDeadlineExceeded, ::testing::_));
+}
+
+// The step's cancellation, from another thread, ends it: before the loop
+// starts or while it runs, Run returns the cancellation's status.
+TEST(FusedLoop, CancellingTheStepEndsALoopThatNeverStops) {
+  const Scope root = ops::NewRootScope();
+  std::vector<Output> outputs;
+  ASSERT_OK(ops::WhileLoop(
+      root, {ops::Const(root, 0)},
+      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(s, in[0], ops::Const(s, 1));
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Mul(s, in[0], ops::Const(s, 0)));
+        return s.status();
+      },
+      &outputs));
+  CpuDevice device(1);
+  Eigen::ThreadPool pool(2);
+  Executor::Params params;
+  params.graph = root.graph();
+  params.fetches = Endpoints(outputs);
+  params.device = &device;
+  params.inter_op_pool = &pool;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> executor, Executor::Create(params));
+  StepCancellation cancellation;
+  Executor::Args args;
+  args.cancellation = &cancellation;
+  std::vector<Tensor> fetched;
+  absl::Status status;
+  std::thread step([&] { status = executor->Run(args, &fetched); });
+  cancellation.Cancel(absl::CancelledError("stopped by the test"));
+  step.join();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled, HasSubstr("stopped by the test")));
 }
 
 // Each iteration makes a 64 KiB tensor: a fused loop holds one at a time.
