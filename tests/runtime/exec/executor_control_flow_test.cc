@@ -37,8 +37,8 @@ constexpr char kBob[] = "/job:j/replica:0/task:0/device:GPU:0";
 constexpr int64_t kIncarnation = 1;
 
 // test::graph::Recv: a _Recv of `name` sent from `sender` to `receiver`.
-Output Recv(const Scope& scope, const std::string& name, DataType type,
-            const std::string& sender, const std::string& receiver) {
+Output Recv(const Scope& scope, const std::string& name, DataType type, const std::string& sender,
+            const std::string& receiver) {
   const Operation op = NodeBuilder(scope.WithOpName("Recv"), "_Recv")
                            .Attr("tensor_type", MakeAttr(type))
                            .Attr("tensor_name", MakeAttr(name))
@@ -110,15 +110,17 @@ class ExecutorControlFlowTest : public ::testing::Test {
     return CreateFrom(def, fetches);
   }
 
-  absl::Status CreateFrom(const GraphDef& def, const std::vector<Output>& fetches = {}) {
+  absl::Status CreateFrom(const GraphDef& def, const std::vector<Output>& fetches = {},
+                          bool fuse_loops = true) {
     ASSIGN_OR_RETURN(graph_, ImportGraphDef(def, StandardOps()));
     Executor::Params params;
     params.graph = graph_.get();
     params.device = devices_.front().get();
     params.inter_op_pool = &pool_;
+    params.fuse_loops = fuse_loops;
     for (const Output& fetch : fetches) {
-      params.fetches.push_back(TensorEndpoint{graph_->FindNode(fetch.node()->name()),
-                                              fetch.index()});
+      params.fetches.push_back(
+          TensorEndpoint{graph_->FindNode(fetch.node()->name()), fetch.index()});
     }
     ASSIGN_OR_RETURN(executor_, Executor::Create(params));
     return absl::OkStatus();
@@ -286,23 +288,28 @@ GraphDef WithLoopCondTransfers(GraphDef def) {
 
 // TensorFlow's ArgPairs (loop_iters, loop_vars) for BM_LoweredWhileLoop.
 constexpr std::pair<int, int> kLoweredWhileLoopArgs[] = {
-    {0, 1}, {1, 1}, {10, 1}, {100, 1}, {1000, 1}, {0, 100}, {1, 100}, {10, 100}, {100, 100},
-    {1000, 100}};
+    {0, 1},   {1, 1},   {10, 1},   {100, 1},   {1000, 1},
+    {0, 100}, {1, 100}, {10, 100}, {100, 100}, {1000, 100}};
 
 // TF: BM_LoweredWhileLoop, run once per argument pair and checked: the
 // counter leaves the loop at loop_iters + 1, every other variable at
-// Relu(0) = 0.
+// Relu(0) = 0. Both ways a loop runs: fused into one program, and frame by
+// frame.
 TEST_F(ExecutorControlFlowTest, LoweredWhileLoop) {
-  for (const auto& [loop_iters, loop_vars] : kLoweredWhileLoopArgs) {
-    root_ = ops::NewRootScope();
-    ASSERT_OK_AND_ASSIGN(const Output c, BuildLoweredWhileLoop(root_, loop_iters, loop_vars));
-    ASSERT_OK(Create({c}));
-    for (int step = 0; step < 2; ++step) {
-      LocalRendezvous rendezvous;
-      std::vector<Tensor> fetched;
-      ASSERT_OK(Run(&rendezvous, &fetched));
-      EXPECT_EQ(fetched[0].scalar<int32_t>(), loop_iters + 1)
-          << loop_iters << " iterations, " << loop_vars << " variables, step " << step;
+  for (const bool fuse_loops : {true, false}) {
+    for (const auto& [loop_iters, loop_vars] : kLoweredWhileLoopArgs) {
+      root_ = ops::NewRootScope();
+      ASSERT_OK_AND_ASSIGN(const Output c, BuildLoweredWhileLoop(root_, loop_iters, loop_vars));
+      ASSERT_OK_AND_ASSIGN(const GraphDef def, root_.ToGraphDef());
+      ASSERT_OK(CreateFrom(def, {c}, fuse_loops));
+      for (int step = 0; step < 2; ++step) {
+        LocalRendezvous rendezvous;
+        std::vector<Tensor> fetched;
+        ASSERT_OK(Run(&rendezvous, &fetched));
+        EXPECT_EQ(fetched[0].scalar<int32_t>(), loop_iters + 1)
+            << loop_iters << " iterations, " << loop_vars << " variables, step " << step
+            << (fuse_loops ? ", fused" : ", frame by frame");
+      }
     }
   }
 }
