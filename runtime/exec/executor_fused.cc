@@ -173,13 +173,17 @@ bool Executor::RunFusedLoop(PartitionRun* step, const TaggedNode& node) const {
       }
     }
     TensorValue& pred = slots[loop.pred_slot];
-    if (pred.is_ref() || !pred.tensor.IsInitialized() || pred.tensor.dtype() != DT_BOOL ||
-        pred.tensor.NumElements() != 1) {
+    Tensor read;  // A reference's value.
+    const Tensor& p = pred.is_ref() ? (read = pred.Value()) : pred.tensor;
+    if (!p.IsInitialized() || p.dtype() != DT_BOOL || p.shape().dims() != 0) {
+      // The LoopCond kernel's check, which the frames path runs.
       FailInLoop(step, loop_cond, *frame, iter,
-                 absl::InvalidArgumentError("the loop condition must be a bool scalar"));
+                 absl::InvalidArgumentError(absl::StrFormat(
+                     "the loop condition must be a bool scalar, but has shape %s",
+                     p.shape().DebugString())));
       return false;
     }
-    const bool go_on = pred.tensor.scalar<bool>();
+    const bool go_on = p.scalar<bool>();
     if (!loop.pred_is_invariant) Clear(pred);
     if (!go_on) break;
     for (size_t v = 0; v < num_vars; ++v) values.Route(loop, loop.vars[v].body, current[v]);

@@ -36,7 +36,8 @@ struct Result {
 };
 
 // Runs `graph` once on a one-thread CPU device, fused or not, with stats.
-Result RunOnce(const Graph& graph, const std::vector<TensorEndpoint>& fetches, bool fuse) {
+Result RunOnce(const Graph& graph, const std::vector<TensorEndpoint>& fetches, bool fuse,
+               const std::vector<std::pair<TensorEndpoint, Tensor>>& feeds = {}) {
   Result result;
   CpuDevice device(1);
   Eigen::ThreadPool pool(2);
@@ -46,12 +47,18 @@ Result RunOnce(const Graph& graph, const std::vector<TensorEndpoint>& fetches, b
   params.device = &device;
   params.inter_op_pool = &pool;
   params.fuse_loops = fuse;
+  std::vector<Tensor> fed;
+  for (const auto& [endpoint, value] : feeds) {
+    params.feeds.push_back(endpoint);
+    fed.push_back(value);
+  }
   absl::StatusOr<std::unique_ptr<Executor>> executor = Executor::Create(params);
   if (!executor.ok()) {
     result.status = executor.status();
     return result;
   }
   Executor::Args args;
+  args.feeds = fed;
   args.stats = &result.stats;
   result.status = (*executor)->Run(args, &result.fetched);
   return result;
@@ -206,6 +213,35 @@ TEST(FusedLoop, AnErrorNamesTheNodeFrameAndIteration) {
                                         HasSubstr("node 'while/gather' (GatherV2)")));
     EXPECT_THAT(result.status.message(), HasSubstr("(in frame 'while', iteration 3)"));
     EXPECT_EQ(RanFused(result), fuse);
+  }
+}
+
+// A condition that turns out to have shape [1] (its limit fed without a
+// known shape) is refused as the LoopCond kernel refuses it.
+TEST(FusedLoop, AConditionThatIsNotAScalarFailsAsTheLoopCondDoes) {
+  const Scope root = ops::NewRootScope();
+  const Output limit = ops::Placeholder(root, DT_INT32);
+  std::vector<Output> outputs;
+  ASSERT_OK(ops::WhileLoop(
+      root, {ops::Const(root, 0)},
+      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(s, in[0], limit);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Add(s, in[0], ops::Const(s, 1)));
+        return s.status();
+      },
+      &outputs, {.frame_name = "w"}));
+  const Tensor one_limit = Tensor::FromVector<int32_t>({3}, TensorShape({1}));
+  for (bool fuse : {false, true}) {
+    const Result result = RunOnce(*root.graph(), Endpoints(outputs), fuse,
+                                  {{{limit.node(), 0}, one_limit}});
+    EXPECT_THAT(result.status,
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("the loop condition must be a bool scalar, but has shape [1] "
+                                   "(in frame 'w', iteration 0)")));
+    EXPECT_THAT(result.status.message(), HasSubstr("(LoopCond)"));
   }
 }
 
