@@ -131,6 +131,13 @@ AttrValue MakeAttr(const std::vector<PartialTensorShape>& list) {
   return v;
 }
 
+AttrValue MakeAttr(const std::vector<NameAttrList>& list) {
+  AttrValue v;
+  auto* out = v.mutable_list();
+  for (const NameAttrList& func : list) *out->add_func() = func;
+  return v;
+}
+
 std::string AttrValueKind(const AttrValue& value) {
   switch (value.value_case()) {
     case AttrValue::kS:

@@ -31,6 +31,7 @@ AttrValue MakeAttr(const std::vector<float>& list);
 AttrValue MakeAttr(const std::vector<std::string>& list);
 AttrValue MakeAttr(const DataTypeVector& list);
 AttrValue MakeAttr(const std::vector<PartialTensorShape>& list);
+AttrValue MakeAttr(const std::vector<NameAttrList>& list);
 
 // The kind of value an AttrValue holds, in OpDef spelling: "int",
 // "list(int)", ... An empty list is reported as "list(...)"; it matches any

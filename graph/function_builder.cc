@@ -79,7 +79,8 @@ class FunctionBuilder {
       if (!input.ok()) return Error("an input is null");
       std::string name = ArgName(input.node()->name());
       if (input.index() > 0) absl::StrAppend(&name, "_", input.index());
-      for (int n = 1; used.contains(name); ++n) name = absl::StrCat(ArgName(input.node()->name()), "_", n);
+      for (int n = 1; used.contains(name); ++n)
+        name = absl::StrCat(ArgName(input.node()->name()), "_", n);
       used.insert(name);
       OpDef::ArgDef* arg = fdef_.mutable_signature()->add_input_arg();
       arg->set_name(name);
@@ -95,9 +96,10 @@ class FunctionBuilder {
   absl::StatusOr<std::string> Source(const Node& src, int index) const {
     if (auto it = args_.find(Endpoint(&src, index)); it != args_.end()) return it->second;
     if (input_nodes_.contains(&src)) {
-      return Error(absl::StrFormat("it reads '%s:%d', an output of an input's node that is not "
-                                   "an input",
-                                   src.name(), index));
+      return Error(
+          absl::StrFormat("it reads '%s:%d', an output of an input's node that is not "
+                          "an input",
+                          src.name(), index));
     }
     return BodyTensorName(src, index);
   }
@@ -217,9 +219,9 @@ absl::StatusOr<std::vector<Output>> CallFunction(const Scope& scope, const Funct
                    FunctionLibrary::Create(library, scope.graph()->registry()));
   ASSIGN_OR_RETURN(auto types, checked.CallTypes(name, {}));
   if (args.size() != types.first.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "function '%s' takes %d arguments; the call passes %d", name, types.first.size(),
-        args.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("function '%s' takes %d arguments; the call passes %d", name,
+                        types.first.size(), args.size()));
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i].ok() || BaseType(args[i].type()) != types.first[i]) {
@@ -231,8 +233,8 @@ absl::StatusOr<std::vector<Output>> CallFunction(const Scope& scope, const Funct
   NameAttrList f;
   f.set_name(name);
   const Operation call =
-      NodeBuilder(scope, function.signature().is_stateful() ? "StatefulPartitionedCall"
-                                                            : "PartitionedCall")
+      NodeBuilder(
+          scope, function.signature().is_stateful() ? "StatefulPartitionedCall" : "PartitionedCall")
           .Input(args)
           .Attr("Tin", MakeAttr(types.first))
           .Attr("Tout", MakeAttr(types.second))

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/attr_value_util.h"
 #include "graph/function_library.h"
+#include "graph/lower_functional_ops.h"
 #include "graph/node_attrs.h"
 #include "graph/status_macros.h"
 
@@ -46,12 +47,17 @@ class Inliner {
       *out_->add_node() = std::move(node);
       return absl::OkStatus();
     }
+    if (IsFunctionalControlFlow(node.op())) {
+      std::vector<NodeDef> lowered;
+      RETURN_IF_ERROR(LowerFunctionalControlFlow(node, &lowered));
+      for (NodeDef& part : lowered) RETURN_IF_ERROR(Emit(std::move(part)));
+      return absl::OkStatus();
+    }
     if (IsCallOp(node.op())) {
       auto f = node.attr().find("f");
       if (f == node.attr().end() || !f->second.has_func()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("node '%s' (%s) names no function in attr 'f'", node.name(),
-                            node.op()));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "node '%s' (%s) names no function in attr 'f'", node.name(), node.op()));
       }
       function = f->second.func().name();
       attrs = f->second.func().attr();
@@ -199,8 +205,7 @@ class Inliner {
   // A body node colocated with another body node ("loc:@x") follows its
   // renaming.
   static void RenameColocations(const std::string& prefix,
-                                const absl::flat_hash_set<std::string>& body_names,
-                                NodeDef* node) {
+                                const absl::flat_hash_set<std::string>& body_names, NodeDef* node) {
     auto it = node->mutable_attr()->find("_class");
     if (it == node->mutable_attr()->end() || !it->second.has_list()) return;
     for (std::string& entry : *it->second.mutable_list()->mutable_s()) {
@@ -224,7 +229,8 @@ bool CallsFunctions(const GraphDef& graph) {
     functions.insert(fdef.signature().name());
   }
   return std::any_of(graph.node().begin(), graph.node().end(), [&](const NodeDef& node) {
-    return IsCallOp(node.op()) || functions.contains(node.op());
+    return IsCallOp(node.op()) || IsFunctionalControlFlow(node.op()) ||
+           functions.contains(node.op());
   });
 }
 

@@ -20,8 +20,8 @@ absl::Status FunctionError(std::string_view function, std::string_view what) {
 
 absl::Status WithFunction(std::string_view function, std::string_view node,
                           const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrFormat("function '%s': node '%s': %s", function,
-                                                     node, status.message()));
+  return absl::Status(status.code(), absl::StrFormat("function '%s': node '%s': %s", function, node,
+                                                     status.message()));
 }
 
 // Replaces each attr that names a placeholder of the function (an attr of
@@ -83,8 +83,8 @@ class Instantiation {
     AddDefaultsToNodeDef(signature, &call);
     for (const OpDef::AttrDef& attr : signature.attr()) {
       if (!call.attr().contains(attr.name())) {
-        return FunctionError(name_, absl::StrFormat("the call gives no value for attr '%s'",
-                                                    attr.name()));
+        return FunctionError(name_,
+                             absl::StrFormat("the call gives no value for attr '%s'", attr.name()));
       }
     }
     absl::StatusOr<NodeSignature> types = ComputeNodeSignature(call, signature);
@@ -116,8 +116,8 @@ class Instantiation {
                                      types.input_types.begin() + end);
       RETURN_IF_ERROR(AddName(arg.name(), {true, begin, arg_types, ""}));
       for (int k = 0; k < end - begin; ++k) {
-        RETURN_IF_ERROR(AddName(absl::StrCat(arg.name(), ":", k),
-                                {true, begin + k, {arg_types[k]}, ""}));
+        RETURN_IF_ERROR(
+            AddName(absl::StrCat(arg.name(), ":", k), {true, begin + k, {arg_types[k]}, ""}));
         body_.arg_nodes.push_back(IsListArg(arg) ? absl::StrCat(arg.name(), "_", k) : arg.name());
         body_.arg_types.push_back(BaseType(arg_types[k]));
       }
@@ -186,9 +186,9 @@ class Instantiation {
         }
         for (size_t k = 0; k < info.types.size(); ++k, ++j) {
           if (!TypeFits(info.types[k], want[j])) {
-            return absl::InvalidArgumentError(absl::StrFormat(
-                "input %d ('%s') is %s, but its op wants %s", j, input,
-                DataTypeString(info.types[k]), DataTypeString(want[j])));
+            return absl::InvalidArgumentError(
+                absl::StrFormat("input %d ('%s') is %s, but its op wants %s", j, input,
+                                DataTypeString(info.types[k]), DataTypeString(want[j])));
           }
           inputs.push_back(TensorName(info, static_cast<int>(k)));
         }
@@ -288,15 +288,15 @@ absl::StatusOr<FunctionLibrary> FunctionLibrary::Create(const FunctionDefLibrary
     absl::flat_hash_set<std::string> args;
     for (const OpDef::ArgDef& arg : signature.input_arg()) {
       if (arg.name().empty() || !args.insert(arg.name()).second) {
-        return FunctionError(name, absl::StrFormat("argument name '%s' is empty or repeated",
-                                                   arg.name()));
+        return FunctionError(
+            name, absl::StrFormat("argument name '%s' is empty or repeated", arg.name()));
       }
     }
     absl::flat_hash_set<std::string> outputs;
     for (const OpDef::ArgDef& arg : signature.output_arg()) {
       if (arg.name().empty() || !outputs.insert(arg.name()).second) {
-        return FunctionError(name, absl::StrFormat("output name '%s' is empty or repeated",
-                                                   arg.name()));
+        return FunctionError(name,
+                             absl::StrFormat("output name '%s' is empty or repeated", arg.name()));
       }
       if (!fdef.ret().contains(arg.name())) {
         return FunctionError(name, absl::StrFormat("output '%s' has no return", arg.name()));

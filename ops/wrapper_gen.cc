@@ -92,6 +92,7 @@ AttrType CppAttrType(const OpDef& op, const OpDef::AttrDef& attr) {
           {"list(string)", "std::vector<std::string>"},
           {"list(type)", "::rill::DataTypeVector"},
           {"list(shape)", "std::vector<::rill::PartialTensorShape>"},
+          {"list(func)", "std::vector<::rill::NameAttrList>"},
       };
   const auto it = kTypes->find(attr.type());
   if (it == kTypes->end()) {

@@ -20,12 +20,10 @@ class UninlinedCallOp final : public OpKernel {
       : OpKernel(c), reason_(std::move(reason)) {}
   static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
     absl::StatusOr<std::string> reason = GetStringAttr(c.def(), kUninlinedCallAttr);
-    return std::unique_ptr<OpKernel>(std::make_unique<UninlinedCallOp>(
-        c, reason.ok() ? *reason : "the call was not inlined"));
+    return std::unique_ptr<OpKernel>(
+        std::make_unique<UninlinedCallOp>(c, reason.ok() ? *reason : "the call was not inlined"));
   }
-  absl::Status Compute(KernelContext&) const override {
-    return absl::UnimplementedError(reason_);
-  }
+  absl::Status Compute(KernelContext&) const override { return absl::UnimplementedError(reason_); }
   bool IsExpensive() const override { return false; }
 
  private:

@@ -71,7 +71,8 @@ TEST(FunctionBuilderTest, AStatefulFunctionUpdatesAVariable) {
   const Scope s = ops::NewRootScope();
   const Output v = ops::VarHandleOp(s.WithOpName("var"), DT_FLOAT, PartialTensorShape({}),
                                     ops::VarHandleOp::SharedName("var"));
-  const Operation init = ops::AssignVariableOp(s.WithOpName("init"), v, ops::Const(s, 40.f)).operation;
+  const Operation init =
+      ops::AssignVariableOp(s.WithOpName("init"), v, ops::Const(s, 40.f)).operation;
   auto call = CallFunction(s.WithOpName("call").WithControlDependencies({init}), *fdef,
                            {v, ops::Const(s, 2.f)});
   ASSERT_TRUE(call.ok()) << call.status();
@@ -88,10 +89,11 @@ TEST(FunctionBuilderTest, MistakesAreNamed) {
   const Scope f = ops::NewRootScope();
   const Output x = ops::Placeholder(f.WithOpName("x"), DT_FLOAT);
   const Output stray = ops::Placeholder(f.WithOpName("stray"), DT_FLOAT);
-  EXPECT_THAT(GraphToFunctionDef(*f.graph(), "F", {x}, {.values = {ops::Add(f, x, stray)}}).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("function 'F': it reads Placeholder 'stray', which is not among "
-                                 "its inputs")));
+  EXPECT_THAT(
+      GraphToFunctionDef(*f.graph(), "F", {x}, {.values = {ops::Add(f, x, stray)}}).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("function 'F': it reads Placeholder 'stray', which is not among "
+                         "its inputs")));
   EXPECT_THAT(GraphToFunctionDef(*f.graph(), "Neg", {x}, {.values = {x}}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the name of an op")));
 

@@ -10,11 +10,11 @@
 
 #include "graph/graph.h"
 #include "graph/graph_io.h"
-#include "graph/text_proto.h"
 #include "gtest/gtest.h"
 #include "ops/registry.h"
 #include "runtime/session.h"
 #include "runtime/training/meta_graph.h"
+#include "tests/graph/graph_text.h"
 #include "tests/test_util.h"
 
 namespace rill {
@@ -33,12 +33,24 @@ constexpr char kSquarePlus[] = R"pb(
     attr { name: "T" type: "type" }
   }
   node_def {
-    name: "sq" op: "Mul" input: "x" input: "x"
-    attr { key: "T" value { placeholder: "T" } }
+    name: "sq"
+    op: "Mul"
+    input: "x"
+    input: "x"
+    attr {
+      key: "T"
+      value { placeholder: "T" }
+    }
   }
   node_def {
-    name: "sum" op: "AddV2" input: "sq:z:0" input: "x"
-    attr { key: "T" value { placeholder: "T" } }
+    name: "sum"
+    op: "AddV2"
+    input: "sq:z:0"
+    input: "x"
+    attr {
+      key: "T"
+      value { placeholder: "T" }
+    }
   }
   ret { key: "y" value: "sum:z:0" }
 )pb";
@@ -52,83 +64,131 @@ constexpr char kTwice[] = R"pb(
     output_arg { name: "first" type: DT_FLOAT }
   }
   node_def {
-    name: "once" op: "SquarePlus" input: "a"
-    attr { key: "T" value { type: DT_FLOAT } }
+    name: "once"
+    op: "SquarePlus"
+    input: "a"
+    attr {
+      key: "T"
+      value { type: DT_FLOAT }
+    }
   }
   node_def {
-    name: "again" op: "PartitionedCall" input: "once:y:0"
-    attr { key: "Tin" value { list { type: DT_FLOAT } } }
-    attr { key: "Tout" value { list { type: DT_FLOAT } } }
-    attr { key: "f" value { func { name: "SquarePlus" attr { key: "T" value { type: DT_FLOAT } } } } }
+    name: "again"
+    op: "PartitionedCall"
+    input: "once:y:0"
+    attr {
+      key: "Tin"
+      value { list { type: DT_FLOAT } }
+    }
+    attr {
+      key: "Tout"
+      value { list { type: DT_FLOAT } }
+    }
+    attr {
+      key: "f"
+      value {
+        func {
+          name: "SquarePlus"
+          attr {
+            key: "T"
+            value { type: DT_FLOAT }
+          }
+        }
+      }
+    }
   }
   ret { key: "b" value: "again:output:0" }
   ret { key: "first" value: "once:y:0" }
 )pb";
 
-std::string Placeholder(const std::string& name, const std::string& type) {
-  return "node { name: '" + name + "' op: 'Placeholder' attr { key: 'dtype' value { type: " +
-         type + " } } }";
-}
+using testing::ParseGraph;
+using testing::PlaceholderText;
 
-GraphDef ParseGraph(const std::string& text, const std::vector<const char*>& functions) {
-  GraphDef graph;
-  const absl::Status parsed = ParseTextProto(text, &graph, "graph");
-  EXPECT_TRUE(parsed.ok()) << parsed;
-  for (const char* function : functions) {
-    const absl::Status status =
-        ParseTextProto(function, graph.mutable_library()->add_function(), "function");
-    EXPECT_TRUE(status.ok()) << status;
-  }
-  return graph;
-}
-
-absl::StatusOr<std::vector<Tensor>> RunGraph(const GraphDef& graph,
-                                             const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                             const std::vector<std::string>& fetches) {
+absl::StatusOr<std::vector<Tensor>> RunGraph(
+    const GraphDef& graph, const std::vector<std::pair<std::string, Tensor>>& feeds,
+    const std::vector<std::string>& fetches) {
   ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions(), graph));
   return session->Run(feeds, fetches);
 }
 
 TEST(FunctionInlineTest, PartitionedCallRunsTheBody) {
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") + R"pb(
-    node {
-      name: "call" op: "StatefulPartitionedCall" input: "x"
-      attr { key: "Tin" value { list { type: DT_FLOAT } } }
-      attr { key: "Tout" value { list { type: DT_FLOAT } } }
-      attr { key: "f" value { func { name: "SquarePlus" attr { key: "T" value { type: DT_FLOAT } } } } }
-    }
-  )pb", {kSquarePlus});
+  const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(
+                                      node {
+                                        name: "call"
+                                        op: "StatefulPartitionedCall"
+                                        input: "x"
+                                        attr {
+                                          key: "Tin"
+                                          value { list { type: DT_FLOAT } }
+                                        }
+                                        attr {
+                                          key: "Tout"
+                                          value { list { type: DT_FLOAT } }
+                                        }
+                                        attr {
+                                          key: "f"
+                                          value {
+                                            func {
+                                              name: "SquarePlus"
+                                              attr {
+                                                key: "T"
+                                                value { type: DT_FLOAT }
+                                              }
+                                            }
+                                          }
+                                        }
+                                      }
+                                    )pb",
+                                    {kSquarePlus});
   auto out = RunGraph(graph, {{"x", Tensor::FromVector<float>({1, 2, 3}, {3})}}, {"call:0"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(testing::Values<float>((*out)[0]), ::testing::ElementsAre(2, 6, 12));
 }
 
 TEST(FunctionInlineTest, ACallByTheFunctionsNameTakesItsAttrs) {
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_DOUBLE") + R"pb(
-    node { name: "call" op: "SquarePlus" input: "x" attr { key: "T" value { type: DT_DOUBLE } } }
-  )pb", {kSquarePlus});
+  const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_DOUBLE") + R"pb(
+                                      node {
+                                        name: "call"
+                                        op: "SquarePlus"
+                                        input: "x"
+                                        attr {
+                                          key: "T"
+                                          value { type: DT_DOUBLE }
+                                        }
+                                      }
+                                    )pb",
+                                    {kSquarePlus});
   auto out = RunGraph(graph, {{"x", Tensor::Scalar<double>(4)}}, {"call"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<double>(), 20);
 }
 
 TEST(FunctionInlineTest, NestedCallsAndSeveralResults) {
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") + R"pb(
-    node { name: "twice" op: "Twice" input: "x" }
-    node { name: "use" op: "Neg" input: "twice:1" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb", {kSquarePlus, kTwice});
+  const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(
+                                      node { name: "twice" op: "Twice" input: "x" }
+                                      node {
+                                        name: "use"
+                                        op: "Neg"
+                                        input: "twice:1"
+                                        attr {
+                                          key: "T"
+                                          value { type: DT_FLOAT }
+                                        }
+                                      }
+                                    )pb",
+                                    {kSquarePlus, kTwice});
   auto out = RunGraph(graph, {{"x", Tensor::Scalar<float>(1)}}, {"twice:0", "use"});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ((*out)[0].scalar<float>(), 6);   // (1 + 1) = 2, then 4 + 2.
+  EXPECT_EQ((*out)[0].scalar<float>(), 6);  // (1 + 1) = 2, then 4 + 2.
   EXPECT_EQ((*out)[1].scalar<float>(), -2);
 }
 
 TEST(FunctionInlineTest, InlinedNodesAreNamedUnderTheCallAndTakeItsDevice) {
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") + R"pb(
-    node {
-      name: "twice" op: "Twice" input: "x" device: "/device:CPU:0"
-    }
-  )pb", {kSquarePlus, kTwice});
+  const GraphDef graph =
+      ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(
+                   node { name: "twice" op: "Twice" input: "x" device: "/device:CPU:0" }
+                 )pb",
+                 {kSquarePlus, kTwice});
   auto inlined = InlineFunctionCalls(graph, StandardOps());
   ASSERT_TRUE(inlined.ok()) << inlined.status();
   EXPECT_FALSE(CallsFunctions(*inlined));
@@ -139,8 +199,8 @@ TEST(FunctionInlineTest, InlinedNodesAreNamedUnderTheCallAndTakeItsDevice) {
       EXPECT_EQ(node.device(), "/device:CPU:0") << node.name();
     }
   }
-  EXPECT_THAT(names, ::testing::IsSupersetOf({"twice/a", "twice/once/x", "twice/once/sq",
-                                              "twice/again/sum", "twice"}));
+  EXPECT_THAT(names, ::testing::IsSupersetOf(
+                         {"twice/a", "twice/once/x", "twice/once/sq", "twice/again/sum", "twice"}));
   EXPECT_EQ(inlined->library().function_size(), 2);
 }
 
@@ -156,26 +216,49 @@ TEST(FunctionInlineTest, ListArgumentsAndResults) {
       attr { name: "Tout" type: "list(type)" }
     }
     node_def {
-      name: "add" op: "AddN" input: "xs"
-      attr { key: "N" value { placeholder: "N" } }
-      attr { key: "T" value { type: DT_FLOAT } }
+      name: "add"
+      op: "AddN"
+      input: "xs"
+      attr {
+        key: "N"
+        value { placeholder: "N" }
+      }
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
     }
     node_def {
-      name: "pair" op: "IdentityN" input: "xs:1" input: "xs:0"
-      attr { key: "T" value { list { type: DT_FLOAT type: DT_FLOAT } } }
+      name: "pair"
+      op: "IdentityN"
+      input: "xs:1"
+      input: "xs:0"
+      attr {
+        key: "T"
+        value { list { type: DT_FLOAT type: DT_FLOAT } }
+      }
     }
     ret { key: "total" value: "add:sum:0" }
     ret { key: "swapped" value: "pair:output" }
   )pb";
-  const GraphDef graph = ParseGraph(
-      Placeholder("a", "DT_FLOAT") + Placeholder("b", "DT_FLOAT") + R"pb(
-        node {
-          name: "call" op: "SumAndSwap" input: "a" input: "b"
-          attr { key: "N" value { i: 2 } }
-          attr { key: "Tout" value { list { type: DT_FLOAT type: DT_FLOAT } } }
-        }
-      )pb",
-      {kSumAndSwap});
+  const GraphDef graph =
+      ParseGraph(PlaceholderText("a", "DT_FLOAT") + PlaceholderText("b", "DT_FLOAT") + R"pb(
+                   node {
+                     name: "call"
+                     op: "SumAndSwap"
+                     input: "a"
+                     input: "b"
+                     attr {
+                       key: "N"
+                       value { i: 2 }
+                     }
+                     attr {
+                       key: "Tout"
+                       value { list { type: DT_FLOAT type: DT_FLOAT } }
+                     }
+                   }
+                 )pb",
+                 {kSumAndSwap});
   auto out = RunGraph(graph, {{"a", Tensor::Scalar<float>(1)}, {"b", Tensor::Scalar<float>(2)}},
                       {"call:0", "call:1", "call:2"});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -195,33 +278,74 @@ TEST(FunctionInlineTest, ResourceArgumentsAndControlReturns) {
       control_output: "assign"
     }
     node_def {
-      name: "twice" op: "AddV2" input: "x" input: "x"
-      attr { key: "T" value { type: DT_FLOAT } }
+      name: "twice"
+      op: "AddV2"
+      input: "x"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
     }
     node_def {
-      name: "assign" op: "AssignVariableOp" input: "v" input: "twice:z:0"
-      attr { key: "dtype" value { type: DT_FLOAT } }
+      name: "assign"
+      op: "AssignVariableOp"
+      input: "v"
+      input: "twice:z:0"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
     }
     control_ret { key: "assign" value: "assign" }
   )pb";
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") + R"pb(
-    node {
-      name: "v" op: "VarHandleOp"
-      attr { key: "dtype" value { type: DT_FLOAT } }
-      attr { key: "shape" value { shape {} } }
-      attr { key: "shared_name" value { s: "v" } }
-    }
-    node {
-      name: "call" op: "StatefulPartitionedCall" input: "v" input: "x"
-      attr { key: "Tin" value { list { type: DT_RESOURCE type: DT_FLOAT } } }
-      attr { key: "Tout" value { list {} } }
-      attr { key: "f" value { func { name: "AssignDouble" } } }
-    }
-    node {
-      name: "read" op: "ReadVariableOp" input: "v" input: "^call"
-      attr { key: "dtype" value { type: DT_FLOAT } }
-    }
-  )pb", {kAssignDouble});
+  const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(
+                                      node {
+                                        name: "v"
+                                        op: "VarHandleOp"
+                                        attr {
+                                          key: "dtype"
+                                          value { type: DT_FLOAT }
+                                        }
+                                        attr {
+                                          key: "shape"
+                                          value { shape {} }
+                                        }
+                                        attr {
+                                          key: "shared_name"
+                                          value { s: "v" }
+                                        }
+                                      }
+                                      node {
+                                        name: "call"
+                                        op: "StatefulPartitionedCall"
+                                        input: "v"
+                                        input: "x"
+                                        attr {
+                                          key: "Tin"
+                                          value { list { type: DT_RESOURCE type: DT_FLOAT } }
+                                        }
+                                        attr {
+                                          key: "Tout"
+                                          value { list {} }
+                                        }
+                                        attr {
+                                          key: "f"
+                                          value { func { name: "AssignDouble" } }
+                                        }
+                                      }
+                                      node {
+                                        name: "read"
+                                        op: "ReadVariableOp"
+                                        input: "v"
+                                        input: "^call"
+                                        attr {
+                                          key: "dtype"
+                                          value { type: DT_FLOAT }
+                                        }
+                                      }
+                                    )pb",
+                                    {kAssignDouble});
   auto out = RunGraph(graph, {{"x", Tensor::Scalar<float>(21)}}, {"read"});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].scalar<float>(), 42);
@@ -230,18 +354,35 @@ TEST(FunctionInlineTest, ResourceArgumentsAndControlReturns) {
 // A call's control inputs hold back its body, even nodes without inputs.
 TEST(FunctionInlineTest, ControlInputsOfTheCallReachTheBody) {
   constexpr char kConstant[] = R"pb(
-    signature { name: "Seven" output_arg { name: "y" type: DT_FLOAT } }
+    signature {
+      name: "Seven"
+      output_arg { name: "y" type: DT_FLOAT }
+    }
     node_def {
-      name: "c" op: "Const"
-      attr { key: "dtype" value { type: DT_FLOAT } }
-      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 7 } } }
+      name: "c"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_FLOAT
+            tensor_shape {}
+            float_val: 7
+          }
+        }
+      }
     }
     ret { key: "y" value: "c:output:0" }
   )pb";
   const GraphDef graph = ParseGraph(R"pb(
-    node { name: "first" op: "NoOp" }
-    node { name: "call" op: "Seven" input: "^first" }
-  )pb", {kConstant});
+                                      node { name: "first" op: "NoOp" }
+                                      node { name: "call" op: "Seven" input: "^first" }
+                                    )pb",
+                                    {kConstant});
   auto inlined = InlineFunctionCalls(graph, StandardOps());
   ASSERT_TRUE(inlined.ok()) << inlined.status();
   bool found = false;
@@ -258,39 +399,72 @@ TEST(FunctionInlineTest, ControlInputsOfTheCallReachTheBody) {
 }
 
 TEST(FunctionInlineTest, ErrorsNameTheNodeAndTheFunction) {
-  const std::string x = Placeholder("x", "DT_FLOAT");
+  const std::string x = PlaceholderText("x", "DT_FLOAT");
   const auto import = [](const GraphDef& graph) {
     return ImportGraphDef(graph, StandardOps()).status();
   };
   // Not defined.
   EXPECT_THAT(import(ParseGraph(x + R"pb(
-                node {
-                  name: "call" op: "PartitionedCall" input: "x"
-                  attr { key: "Tin" value { list { type: DT_FLOAT } } }
-                  attr { key: "Tout" value { list { type: DT_FLOAT } } }
-                  attr { key: "f" value { func { name: "Missing" } } }
-                })pb", {})),
+                                  node {
+                                    name: "call"
+                                    op: "PartitionedCall"
+                                    input: "x"
+                                    attr {
+                                      key: "Tin"
+                                      value { list { type: DT_FLOAT } }
+                                    }
+                                    attr {
+                                      key: "Tout"
+                                      value { list { type: DT_FLOAT } }
+                                    }
+                                    attr {
+                                      key: "f"
+                                      value { func { name: "Missing" } }
+                                    }
+                                  })pb",
+                                {})),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("node 'call': function 'Missing' is not defined")));
   // Argument count.
-  EXPECT_THAT(import(ParseGraph(x + R"pb(node { name: "call" op: "Twice" input: "x" input: "x" })pb",
-                                {kSquarePlus, kTwice})),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("node 'call' calls function 'Twice': it passes 2 arguments; "
-                                 "the function takes 1")));
+  EXPECT_THAT(
+      import(ParseGraph(x + R"pb(node { name: "call" op: "Twice" input: "x" input: "x" })pb",
+                        {kSquarePlus, kTwice})),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("node 'call' calls function 'Twice': it passes 2 arguments; "
+                         "the function takes 1")));
   // Argument type, through Tin.
   EXPECT_THAT(import(ParseGraph(x + R"pb(
-                node {
-                  name: "call" op: "PartitionedCall" input: "x"
-                  attr { key: "Tin" value { list { type: DT_FLOAT } } }
-                  attr { key: "Tout" value { list { type: DT_DOUBLE } } }
-                  attr { key: "f" value { func { name: "SquarePlus" attr { key: "T" value { type: DT_FLOAT } } } } }
-                })pb", {kSquarePlus})),
+                                  node {
+                                    name: "call"
+                                    op: "PartitionedCall"
+                                    input: "x"
+                                    attr {
+                                      key: "Tin"
+                                      value { list { type: DT_FLOAT } }
+                                    }
+                                    attr {
+                                      key: "Tout"
+                                      value { list { type: DT_DOUBLE } }
+                                    }
+                                    attr {
+                                      key: "f"
+                                      value {
+                                        func {
+                                          name: "SquarePlus"
+                                          attr {
+                                            key: "T"
+                                            value { type: DT_FLOAT }
+                                          }
+                                        }
+                                      }
+                                    }
+                                  })pb",
+                                {kSquarePlus})),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("its Tout is [double] but the function's is [float]")));
   // Argument type, from what feeds it.
-  EXPECT_THAT(import(ParseGraph(Placeholder("i", "DT_INT32") +
-                                R"pb(node { name: "call" op: "Twice" input: "i" })pb",
+  EXPECT_THAT(import(ParseGraph(PlaceholderText("i", "DT_INT32") +
+                                    R"pb(node { name: "call" op: "Twice" input: "i" })pb",
                                 {kSquarePlus, kTwice})),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("call/a")));
   // A missing attr.
@@ -301,30 +475,49 @@ TEST(FunctionInlineTest, ErrorsNameTheNodeAndTheFunction) {
 }
 
 TEST(FunctionInlineTest, BadLibrariesAreRefused) {
-  const std::string x = Placeholder("x", "DT_FLOAT");
+  const std::string x = PlaceholderText("x", "DT_FLOAT");
   const std::string call = x + R"pb(node { name: "call" op: "F" input: "x" })pb";
   const auto import = [&](const char* function) {
     return ImportGraphDef(ParseGraph(call, {function}), StandardOps()).status();
   };
-  EXPECT_THAT(import(R"pb(signature { name: "F" input_arg { name: "a" type: DT_FLOAT }
-                                     output_arg { name: "b" type: DT_FLOAT } })pb"),
+  EXPECT_THAT(import(R"pb(signature {
+                            name: "F"
+                            input_arg { name: "a" type: DT_FLOAT }
+                            output_arg { name: "b" type: DT_FLOAT }
+                          })pb"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("function 'F': output 'b' has no return")));
-  EXPECT_THAT(import(R"pb(signature { name: "F" input_arg { name: "a" type: DT_FLOAT }
-                                     output_arg { name: "b" type: DT_FLOAT } }
+  EXPECT_THAT(import(R"pb(signature {
+                            name: "F"
+                            input_arg { name: "a" type: DT_FLOAT }
+                            output_arg { name: "b" type: DT_FLOAT }
+                          }
                           ret { key: "b" value: "nowhere:y:0" })pb"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("function 'F': return 'b' names 'nowhere:y:0', which is not in "
                                  "the function")));
-  EXPECT_THAT(import(R"pb(signature { name: "F" input_arg { name: "a" type: DT_FLOAT }
-                                     output_arg { name: "b" type: DT_INT32 } }
+  EXPECT_THAT(import(R"pb(signature {
+                            name: "F"
+                            input_arg { name: "a" type: DT_FLOAT }
+                            output_arg { name: "b" type: DT_INT32 }
+                          }
                           ret { key: "b" value: "a" })pb"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("return 'b' ('a') is float, the signature says int32")));
-  EXPECT_THAT(import(R"pb(signature { name: "F" input_arg { name: "a" type: DT_FLOAT }
-                                     output_arg { name: "b" type: DT_FLOAT } }
-                          node_def { name: "n" op: "Neg" input: "a:0:1"
-                                     attr { key: "T" value { type: DT_FLOAT } } }
+  EXPECT_THAT(import(R"pb(signature {
+                            name: "F"
+                            input_arg { name: "a" type: DT_FLOAT }
+                            output_arg { name: "b" type: DT_FLOAT }
+                          }
+                          node_def {
+                            name: "n"
+                            op: "Neg"
+                            input: "a:0:1"
+                            attr {
+                              key: "T"
+                              value { type: DT_FLOAT }
+                            }
+                          }
                           ret { key: "b" value: "n:y:0" })pb"),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("function 'F': node 'n': input 'a:0:1' names no argument")));
@@ -338,14 +531,27 @@ TEST(FunctionInlineTest, BadLibrariesAreRefused) {
 // that do not call it run, and one that does says what is missing.
 TEST(FunctionInlineTest, AFunctionWithAnUnregisteredOpFailsOnlyTheStepsThatCallIt) {
   constexpr char kF[] = R"pb(
-    signature { name: "F" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "b" type: DT_FLOAT } }
+    signature {
+      name: "F"
+      input_arg { name: "a" type: DT_FLOAT }
+      output_arg { name: "b" type: DT_FLOAT }
+    }
     node_def { name: "n" op: "NoSuchOp" input: "a" }
     ret { key: "b" value: "n:y:0" }
   )pb";
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") + R"pb(
-    node { name: "call" op: "F" input: "x" }
-    node { name: "neg" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-  )pb", {kF});
+  const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(
+                                      node { name: "call" op: "F" input: "x" }
+                                      node {
+                                        name: "neg"
+                                        op: "Neg"
+                                        input: "x"
+                                        attr {
+                                          key: "T"
+                                          value { type: DT_FLOAT }
+                                        }
+                                      }
+                                    )pb",
+                                    {kF});
   auto session = NewSession(SessionOptions(), graph);
   ASSERT_TRUE(session.ok()) << session.status();
   auto neg = (*session)->Run({{"x", Tensor::Scalar<float>(2)}}, {"neg"});
@@ -359,24 +565,31 @@ TEST(FunctionInlineTest, AFunctionWithAnUnregisteredOpFailsOnlyTheStepsThatCallI
 
 TEST(FunctionInlineTest, RecursionIsAnErrorNotAHang) {
   constexpr char kF[] = R"pb(
-    signature { name: "F" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "b" type: DT_FLOAT } }
+    signature {
+      name: "F"
+      input_arg { name: "a" type: DT_FLOAT }
+      output_arg { name: "b" type: DT_FLOAT }
+    }
     node_def { name: "g" op: "G" input: "a" }
     ret { key: "b" value: "g:b:0" }
   )pb";
   constexpr char kG[] = R"pb(
-    signature { name: "G" input_arg { name: "a" type: DT_FLOAT } output_arg { name: "b" type: DT_FLOAT } }
+    signature {
+      name: "G"
+      input_arg { name: "a" type: DT_FLOAT }
+      output_arg { name: "b" type: DT_FLOAT }
+    }
     node_def { name: "f" op: "F" input: "a" }
     ret { key: "b" value: "f:b:0" }
   )pb";
-  const GraphDef graph = ParseGraph(Placeholder("x", "DT_FLOAT") +
-                                        R"pb(node { name: "call" op: "F" input: "x" })pb",
-                                    {kF, kG});
+  const GraphDef graph = ParseGraph(
+      PlaceholderText("x", "DT_FLOAT") + R"pb(node { name: "call" op: "F" input: "x" })pb",
+      {kF, kG});
   EXPECT_THAT(ImportGraphDef(graph, StandardOps()).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("node 'call/g/f' calls function 'F': it calls itself: "
                                  "F -> G -> F")));
 }
-
 
 // TensorFlow Serving's half_plus_two_tf2 fixture (TF 2.14, tf.saved_model.save):
 // every signature and the restore are StatefulPartitionedCalls.
@@ -392,12 +605,13 @@ TEST(FunctionInlineTest, TensorFlow2SavedModelRestoresAndServes) {
   const SaverDef& saver = meta->saver_def();
   Tensor prefix(DT_STRING, {});
   prefix.scalar<std::string>() = dir + "/variables/variables";
-  auto restored = (*session)->Run({{saver.filename_tensor_name(), prefix}}, {},
-                                  {saver.restore_op_name()});
+  auto restored =
+      (*session)->Run({{saver.filename_tensor_name(), prefix}}, {}, {saver.restore_op_name()});
   ASSERT_TRUE(restored.ok()) << restored.status();
   const SignatureDef& serving = meta->signature_def().at("serving_default");
-  auto out = (*session)->Run({{serving.inputs().at("x").name(), Tensor::FromVector<float>({1}, {1})}},
-                             {serving.outputs().at("y").name()});
+  auto out =
+      (*session)->Run({{serving.inputs().at("x").name(), Tensor::FromVector<float>({1}, {1})}},
+                      {serving.outputs().at("y").name()});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_THAT(testing::Values<float>((*out)[0]), ::testing::ElementsAre(2.5f));
 }

@@ -317,10 +317,16 @@ TEST(StandardGradients, CoverEveryStandardOp) {
                                             "MaxPoolGrad",
                                             "Mod",
                                             "TruncateMod",
-                                            // As in TensorFlow's C++ API: a call's
-                                            // gradient is not built through it.
+                                            // As in TensorFlow's C++ API: no gradient
+                                            // through a call or functional control flow.
                                             "PartitionedCall",
-                                            "StatefulPartitionedCall"};
+                                            "StatefulPartitionedCall",
+                                            "If",
+                                            "StatelessIf",
+                                            "Case",
+                                            "StatelessCase",
+                                            "While",
+                                            "StatelessWhile"};
   for (const std::string& op : StandardOps().OpNames()) {
     if (std::find(without.begin(), without.end(), op) != without.end()) continue;
     EXPECT_OK(StandardGradients().Lookup(op).status()) << op;
