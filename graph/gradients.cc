@@ -104,6 +104,12 @@ class GradientBuilder {
   int LoopOf(const Node* node) const {
     return node->id() < static_cast<int>(loop_of_.size()) ? loop_of_[node->id()] : -1;
   }
+  // An Exit of the loop LoopOf names, not of a loop inside it: the loop's
+  // gradient waits for these.
+  bool IsLoopExit(const Node* node) const {
+    return IsExitOp(node->op()) && LoopOf(node) >= 0 &&
+           flow_->frame_of[node->id()] == LoopOf(node);
+  }
   absl::Status FindLoops();
   // An Exit of loop `loop` has all its gradients; the last one builds the
   // loop's gradient.
@@ -250,7 +256,7 @@ void GradientBuilder::FindNodesBetween() {
   for (const Node* node : scope_.graph()->nodes()) {
     if (node->id() >= n || !between_[node->id()]) continue;
     if (LoopOf(node) >= 0 && !IsEnterOp(node->op())) {
-      if (IsExitOp(node->op())) ++exits_waiting_[LoopOf(node)];
+      if (IsLoopExit(node)) ++exits_waiting_[LoopOf(node)];
       continue;
     }
     for (const Edge* e : node->in_edges()) {
@@ -262,7 +268,7 @@ void GradientBuilder::FindNodesBetween() {
   }
   for (Node* node : scope_.graph()->nodes()) {
     if (node->id() < n && between_[node->id()] && pending_[node->id()] == 0 &&
-        (LoopOf(node) < 0 || IsExitOp(node->op()))) {
+        (LoopOf(node) < 0 || IsLoopExit(node))) {
       ready_.push_back(node);
     }
   }

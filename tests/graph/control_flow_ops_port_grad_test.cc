@@ -598,16 +598,10 @@ Output TimesSixteen(const Scope& scope, const Output& s) {
 }
 
 // testNestedWhileGrad_SerialInner: two inner loops one after the other, 256
-// per outer iteration, once. TensorFlow: 256.
-// DISABLED: the forward value is right (256) but the gradient is 0, with
-// and without RILL_FUSE_LOOPS=0. It comes out right (256) when anything
-// stands between the loops: an Identity between the first inner loop's
-// Exit and the second's Enter, or one of the inner loops replaced by a Mul
-// by 16. Two loops in series outside any loop (WhileGrad_SerialTwoLoops)
-// and two inner loops side by side (NestedWhileGrad_ParallelInner) are
-// right too; what fails is an inner loop's Exit feeding the next inner
-// loop's Enter directly, inside the outer loop (graph/while_gradients.cc).
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_NestedWhileGrad_SerialInner) {
+// per outer iteration, once. TensorFlow: 256. (The first inner loop's Exit
+// feeds the second's Enter directly: an inner loop's Exit is not one of
+// the outer loop's, which its gradient waits for.)
+TEST_F(ControlFlowOpsPortGradTest, NestedWhileGrad_SerialInner) {
   const Output v = Float(root_, 1.0f);
   const Output r = While(
       root_, {v},
