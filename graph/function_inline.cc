@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -73,6 +74,19 @@ class Inliner {
     return Expand(node, function, attrs);
   }
 
+  // Every reader of a call's result that results_ holds reads the result
+  // itself (through nested calls too).
+  void ForwardResults() {
+    if (results_.empty()) return;
+    for (NodeDef& node : *out_->mutable_node()) {
+      for (std::string& input : *node.mutable_input()) {
+        for (auto it = results_.find(input); it != results_.end(); it = results_.find(input)) {
+          input = it->second;
+        }
+      }
+    }
+  }
+
  private:
   absl::Status CallError(const NodeDef& call, const std::string& function,
                          std::string_view what) const {
@@ -137,25 +151,38 @@ class Inliner {
       noop->set_device(device);
       for (const std::string& input : control_inputs) noop->add_input(input);
     }
+    // Without control inputs to hold them back, the body reads the call's
+    // inputs directly: a graph of many small calls costs what it would
+    // written inline. Otherwise an Identity per argument waits for them.
+    absl::flat_hash_map<std::string, std::string> args;
     for (size_t i = 0; i < body->arg_nodes.size(); ++i) {
+      if (input_control.empty()) {
+        args[body->arg_nodes[i]] = data_inputs[i];
+        continue;
+      }
       NodeDef* arg = out_->add_node();
       arg->set_name(prefix + body->arg_nodes[i]);
       arg->set_op("Identity");
       arg->set_device(device);
       arg->add_input(data_inputs[i]);
-      if (!input_control.empty()) arg->add_input("^" + input_control);
+      arg->add_input("^" + input_control);
       (*arg->mutable_attr())["T"] = MakeAttr(body->arg_types[i]);
     }
+    const auto rename = [&](const std::string& input) {
+      const bool control = absl::StartsWith(input, "^");
+      const std::string name = control ? input.substr(1) : input;
+      auto it = args.find(name);
+      if (it == args.end()) return absl::StrCat(control ? "^" : "", prefix, name);
+      if (!control) return it->second;
+      return absl::StrCat("^", it->second.substr(0, it->second.find(':')));
+    };
     absl::flat_hash_set<std::string> body_names;
     for (const NodeDef& node : body->nodes) body_names.insert(node.name());
     stack_.push_back(function);
     for (NodeDef& node : body->nodes) {
       const bool had_inputs = node.input_size() > 0;
       node.set_name(prefix + node.name());
-      for (std::string& input : *node.mutable_input()) {
-        input = absl::StartsWith(input, "^") ? absl::StrCat("^", prefix, input.substr(1))
-                                             : prefix + input;
-      }
+      for (std::string& input : *node.mutable_input()) input = rename(input);
       if (!had_inputs && !input_control.empty()) node.add_input("^" + input_control);
       if (node.device().empty()) node.set_device(device);
       RenameColocations(prefix, body_names, &node);
@@ -171,11 +198,21 @@ class Inliner {
     } else {
       result->set_op("IdentityN");
       (*result->mutable_attr())["T"] = MakeAttr(body->ret_types);
-      for (const std::string& ret : body->rets) result->add_input(prefix + ret);
+      for (const std::string& ret : body->rets) result->add_input(rename(ret));
     }
     for (const std::string& node : body->control_rets) result->add_input("^" + prefix + node);
     for (const auto& [name, value] : call.attr()) {
       if (absl::StartsWith(name, "_")) (*result->mutable_attr())[name] = value;
+    }
+    // A call inside a function's body, which nobody outside can feed,
+    // passes its results on directly when the call waits for nothing else:
+    // nested calls cost what the same graph written inline does.
+    if (!stack_.empty() && body->control_rets.empty()) {
+      for (size_t k = 0; k < body->rets.size(); ++k) {
+        const std::string ret = rename(body->rets[k]);
+        results_[absl::StrCat(call.name(), ":", k)] = ret;
+        if (k == 0) results_[call.name()] = ret;
+      }
     }
     return absl::OkStatus();
   }
@@ -219,6 +256,8 @@ class Inliner {
   const FunctionLibrary& library_;
   GraphDef* out_;
   std::vector<std::string> stack_;  // The functions being expanded, outermost first.
+  // A result of a call inside a body ("outer/inner:1") -> what it returns.
+  absl::flat_hash_map<std::string, std::string> results_;
 };
 
 }  // namespace
@@ -241,6 +280,7 @@ absl::StatusOr<GraphDef> InlineFunctionCalls(const GraphDef& graph, const OpRegi
   *out.mutable_library() = graph.library();
   Inliner inliner(library, &out);
   for (const NodeDef& node : graph.node()) RETURN_IF_ERROR(inliner.Emit(node));
+  inliner.ForwardResults();
   return out;
 }
 
