@@ -57,10 +57,16 @@ TEST(LstmFashionMnist, ShortRunLowersTheLoss) {
 }
 
 // The loop and its gradient loop compute what 28 copies of the cell do.
+// On one thread: with two, how a kernel splits its work follows measured
+// times, so sums round differently from run to run, and over 40 training
+// steps that drifts past the tolerance on a busy machine.
 TEST(LstmFashionMnist, WhileLoopTrainsAsTheUnrolledCell) {
   if (!HaveFashionMnist()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  const auto loop = RunLstm(kShortRun);
-  std::vector<std::string> unrolled_args = kShortRun;
+  const std::vector<std::string> one_thread = {"--steps",     "40",  "--train_rows", "1280",
+                                               "--test_rows", "500", "--log_every",  "10",
+                                               "--threads",   "1",   "--quiet"};
+  const auto loop = RunLstm(one_thread);
+  std::vector<std::string> unrolled_args = one_thread;
   unrolled_args.push_back("--unrolled");
   const auto unrolled = RunLstm(unrolled_args);
   ASSERT_EQ(loop.exit_code, 0) << loop.err;

@@ -103,13 +103,7 @@ constexpr char kTwice[] = R"pb(
 
 using testing::ParseGraph;
 using testing::PlaceholderText;
-
-absl::StatusOr<std::vector<Tensor>> RunGraph(
-    const GraphDef& graph, const std::vector<std::pair<std::string, Tensor>>& feeds,
-    const std::vector<std::string>& fetches) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions(), graph));
-  return session->Run(feeds, fetches);
-}
+using testing::RunGraph;
 
 TEST(FunctionInlineTest, PartitionedCallRunsTheBody) {
   const GraphDef graph = ParseGraph(PlaceholderText("x", "DT_FLOAT") + R"pb(

@@ -21,6 +21,7 @@ namespace {
 
 using ::rill::testing::ParseGraph;
 using ::rill::testing::PlaceholderText;
+using ::rill::testing::RunGraph;
 using ::rill::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -318,13 +319,6 @@ std::string WhileNode(const std::string& body) {
       attr { key: "parallel_iterations" value { i: 10 } }
     })pb",
                              {{"BODY", body}});
-}
-
-absl::StatusOr<std::vector<Tensor>> RunGraph(
-    const GraphDef& graph, const std::vector<std::pair<std::string, Tensor>>& feeds,
-    const std::vector<std::string>& fetches) {
-  ASSIGN_OR_RETURN(std::unique_ptr<Session> session, NewSession(SessionOptions(), graph));
-  return session->Run(feeds, fetches);
 }
 
 TEST(LowerFunctionalOpsTest, IfRunsTheBranchItsPredicateChooses) {
