@@ -155,6 +155,16 @@ absl::Status GradientBuilder::FindLoops() {
     if (!any) return absl::OkStatus();
     ASSIGN_OR_RETURN(ControlFlowInfo info, BuildControlFlowInfo(*graph));
     flow_ = std::make_shared<const ControlFlowInfo>(std::move(info));
+    // Called inside a loop's body (the ys in its frame): the gradient is
+    // built there, that loop's nodes differentiated one by one.
+    int frame = -1;
+    for (const Output& y : ys_) {
+      const int id = y.node()->id();
+      const int f =
+          id < static_cast<int>(flow_->output_frame_of.size()) ? flow_->output_frame_of[id] : 0;
+      frame = frame < 0 || frame == f ? f : 0;
+    }
+    frame_ = std::max(frame, 0);
   }
   // Each node's frame, walked up to the one just inside frame_.
   const int n = static_cast<int>(flow_->frame_of.size());
@@ -385,7 +395,7 @@ absl::StatusOr<std::vector<Output>> GradientBuilder::Build() {
   for (const Output& x : xs_) {
     auto it = backprops_.find(KeyOf(x));
     Output grad = it == backprops_.end() ? Output() : SumGradients(scope_, it->second);
-    if (!grad.ok() && frame_ == 0) grad = UnaryOp(scope_, "ZerosLike", x);
+    if (!grad.ok() && gradient_frames_.empty()) grad = UnaryOp(scope_, "ZerosLike", x);
     // A repeated x shares one sum.
     if (it != backprops_.end()) it->second = {grad};
     result.push_back(grad);

@@ -42,8 +42,18 @@ absl::Status SwitchGrad(const Scope& scope, const Operation& op, const std::vect
   return scope.status();
 }
 
+// A loop's Enter reached one by one: AddGradients called inside the loop's
+// body, where the gradient stays in the body's frame, and what lies outside
+// the loop is differentiated there too, its values entering as the body's
+// builder brings them in (TensorFlow's _EnterGrad outside a gradient loop).
+absl::Status EnterGrad(const Scope& scope, const Operation&, const std::vector<Output>& dy,
+                       std::vector<Output>* dx) {
+  *dx = {dy[0]};
+  return scope.status();
+}
+
 // AddGradients differentiates a loop as a whole (graph/while_gradients.h);
-// its Enters, Exits and NextIterations are never differentiated one by one.
+// its Exits and NextIterations are never differentiated one by one.
 absl::Status LoopPrimitiveGrad(const Scope&, const Operation& op, const std::vector<Output>&,
                                std::vector<Output>*) {
   return absl::InternalError(absl::StrFormat(
@@ -58,8 +68,9 @@ void RegisterControlFlowGradients(GradientRegistry& r) {
   r.Register("RefMerge", MergeGrad);
   r.Register("Switch", SwitchGrad);
   r.Register("RefSwitch", SwitchGrad);
-  for (const char* op :
-       {"Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"}) {
+  r.Register("Enter", EnterGrad);
+  r.Register("RefEnter", EnterGrad);
+  for (const char* op : {"Exit", "RefExit", "NextIteration", "RefNextIteration"}) {
     r.Register(op, LoopPrimitiveGrad);
   }
   for (const char* op : {"LoopCond", "ControlTrigger", "Abort"}) r.RegisterNoGradient(op);

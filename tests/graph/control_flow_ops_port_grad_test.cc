@@ -493,16 +493,10 @@ TEST_F(ControlFlowOpsPortGradTest, WhileGradInCond) {
 // testCallGradInLoop: each iteration adds the gradient of a value computed
 // from outside the loop: d(sum([1, 2, 3] * p^2))/dp = 60 at p = 5, ten
 // times. TensorFlow: 600.
-// DISABLED: rill gives 0. AddGradients called inside a loop's body finds
-// no path from any x and returns ZerosLike ("while/body/gradients/
-// ZerosLike"): here from params outside the loop (read through the loop's
-// constant Enter of params_1), and even for y = 2 x with x the body's own
-// loop variable (see DISABLED_CondGradInNestedWhiles). TensorFlow
-// differentiates inside the body as anywhere else, and its _EnterGrad
-// passes the gradient through an Enter when no gradient loop is being
-// built, so Square's gradient is built in the body, reading params through
-// a new Enter (graph/gradients.cc).
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_CallGradInLoop) {
+// AddGradients called inside a loop's body builds the gradient there: the
+// loop's Enters pass it on, and Square's gradient reads params through the
+// body's own Enter, as TensorFlow's _EnterGrad outside a gradient loop.
+TEST_F(ControlFlowOpsPortGradTest, CallGradInLoop) {
   const Output params = Float(root_, 5.0f);
   const Output params_1 = ops::Square(root_, params);
   const Output r = While(
@@ -652,14 +646,8 @@ TEST_F(ControlFlowOpsPortGradTest, DISABLED_NestedWhileCondWhileGrad) {
 // respect to x, of an inner loop adding x to n until 10: from n = 1 that
 // is 9 (nine additions), which ends the outer loop. TensorFlow: 9.0 for
 // x = 1.
-// DISABLED: AddGradients, called in the outer body, fails with "the
-// gradient of loop 'while': node 'while/Merge' (Merge) has no
-// NextIteration": x reaches the inner loop through the outer loop's
-// constant Enter, so AddGradients takes the outer loop, not yet closed, for
-// a loop inside what it differentiates. TensorFlow's _EnterGrad passes the
-// gradient through an enclosing loop's Enter when no gradient loop is
-// being built; the same cause as DISABLED_CallGradInLoop.
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_WhileGradInWhile) {
+// The inner loop is differentiated whole, inside the outer loop's body.
+TEST_F(ControlFlowOpsPortGradTest, WhileGradInWhile) {
   const Output n = Float(root_.WithOpName("n"), 1.0f);
   const Output x = ops::Placeholder(root_.WithOpName("x"), DT_FLOAT);
   const Output r = While(
@@ -679,10 +667,7 @@ TEST_F(ControlFlowOpsPortGradTest, DISABLED_WhileGradInWhile) {
 // testCondGradInNestedWhiles: the inner body takes the gradient of a cond
 // on its own loop variable: d(2x)/dx = 2 while x < 1, then 1. TensorFlow:
 // i = 3, x = 1.0.
-// DISABLED: x comes out 0: AddGradients inside a loop's body gives
-// ZerosLike for its own loop variable, cond or not, nested or not (y = 2 x
-// in a single loop's body gives 0 too); see DISABLED_CallGradInLoop.
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_CondGradInNestedWhiles) {
+TEST_F(ControlFlowOpsPortGradTest, CondGradInNestedWhiles) {
   const std::vector<Output> r = While(
       root_, {Int(root_, 0), Float(root_, 0.0f)},
       [](const Scope& c, const std::vector<Output>& v) { return Less(c, v[0], 3); },
