@@ -2,12 +2,10 @@
 // one Add) run by the Executor, fused or frame by frame, timed in the same
 // benchmark iteration as straight chains of Identity nodes (executor_bench's
 // baseline), of Adds and of Lesses, so that the cost of one loop iteration
-// beyond its two kernels reads as a number of plain nodes; and a loop
-// split over a ps and a worker task, beside one Session::Run per iteration.
-#include <time.h>
+// beyond its two kernels reads as a number of plain nodes (the loop on a
+// cluster is control_flow_cluster_bench's).
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,12 +14,11 @@
 
 #include "absl/synchronization/mutex.h"
 #include "benchmark/benchmark.h"
+#include "benches/bench_clock.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
-#include "ops/variable.h"
 #include "runtime/device/device.h"
-#include "runtime/distributed/server.h"
 #include "runtime/exec/executor.h"
 #include "runtime/session.h"
 
@@ -158,30 +155,6 @@ class StepRunner {
   Eigen::ThreadPool pool_{2, /*allow_spinning=*/false};
   std::unique_ptr<Executor> executor_;
   std::vector<Tensor> fetched_;
-};
-
-// The whole process's CPU time: a loop's nodes may move to a pool thread
-// (a kernel measured slow once is handed off), and the pool's idle
-// threads do not spin.
-double ProcessCpuNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
-}
-
-// Wall and CPU time summed over timed sections.
-struct Clock {
-  double ns = 0;
-  double cpu_ns = 0;
-  template <typename F>
-  bool Time(F f) {
-    const auto start = std::chrono::steady_clock::now();
-    const double start_cpu = ProcessCpuNanos();
-    const bool ok = f();
-    cpu_ns += ProcessCpuNanos() - start_cpu;
-    ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
-    return ok;
-  }
 };
 
 constexpr int kChainLength = 1000;  // Fits in cache, as one loop iteration's state does.
@@ -370,141 +343,6 @@ void BM_SessionWhileLoop(benchmark::State& state) {
   state.counters["cpu_ns_per_iter"] = clock.cpu_ns / (static_cast<double>(runs) * iterations);
 }
 BENCHMARK(BM_SessionWhileLoop)->Arg(100000)->Unit(benchmark::kMillisecond);
-
-// A loop on a two-task cluster, beside the client driving each iteration.
-// Both count to n with the count on /job:ps and the Add on /job:worker,
-// whose master the client calls, so that each iteration sends the count to
-// the worker and the sum back:
-//   in one Session::Run: the loop's state (Enter, Merge, Less, Switch,
-//     NextIteration) on the ps, the body's Add on the worker;
-//   one Session::Run per iteration: a variable v on the ps, v + 1 computed
-//     on the worker and assigned to v on the ps.
-constexpr char kPs[] = "/job:ps/task:0";
-constexpr char kWorker[] = "/job:worker/task:0";
-
-absl::StatusOr<GraphDef> ClusterLoopGraph(int iterations) {
-  const Scope root = ops::NewRootScope();
-  const Scope ps = root.WithDevice(kPs);
-  const Output start = ops::Const(ps.WithOpName("start"), Tensor::Scalar<int32_t>(0), DT_INT32);
-  const Output limit =
-      ops::Const(ps.WithOpName("n"), Tensor::Scalar<int32_t>(iterations), DT_INT32);
-  const Output one =
-      ops::Const(root.WithDevice(kWorker).WithOpName("one"), Tensor::Scalar<int32_t>(1), DT_INT32);
-  std::vector<Output> outputs;
-  RETURN_IF_ERROR(ops::WhileLoop(
-      ps, {start},
-      [&](const Scope& s, const std::vector<Output>& in, Output* out) {
-        *out = ops::Less(s, in[0], limit);
-        return s.status();
-      },
-      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* out) {
-        out->push_back(ops::Add(s.WithDevice(kWorker), in[0], one));
-        return s.status();
-      },
-      &outputs, {.frame_name = "count"}));
-  ops::Identity(ps.WithOpName("counted"), outputs[0]);
-  ASSIGN_OR_RETURN(GraphDef def, root.ToGraphDef());
-  // The invariant `one` enters the loop where it is read, on the worker,
-  // rather than with the loop's state: it crosses no wire.
-  for (NodeDef& node : *def.mutable_node()) {
-    if (node.op() == "Enter" && node.input_size() > 0 && node.input(0) == "one") {
-      node.set_device(kWorker);
-    }
-  }
-  return def;
-}
-
-absl::StatusOr<GraphDef> ClusterStepGraph() {
-  const Scope root = ops::NewRootScope();
-  const Scope ps = root.WithDevice(kPs);
-  const Variable v(ps, "v", Tensor::Scalar<int32_t>(0));
-  const Output next = ops::Add(root.WithDevice(kWorker), v,
-                               ops::Const(root.WithDevice(kWorker), Tensor::Scalar<int32_t>(1),
-                                          DT_INT32));
-  ops::Assign(ps.WithOpName("step"), v.ref(), next);
-  GlobalVariablesInitializer(root);
-  return root.ToGraphDef();
-}
-
-// A client session on a fresh worker + ps cluster in this process.
-struct Cluster {
-  std::vector<std::unique_ptr<Server>> servers;
-  std::unique_ptr<Session> session;
-};
-
-absl::StatusOr<Cluster> StartCluster(const GraphDef& graph) {
-  Cluster cluster;
-  ASSIGN_OR_RETURN(cluster.servers, Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}},
-                                                               LogSink::Discard()));
-  SessionOptions options;
-  options.target = cluster.servers[0]->target();
-  ASSIGN_OR_RETURN(cluster.session, NewSession(options, graph));
-  return cluster;
-}
-
-// Counters: us_per_iter, wall time per iteration; cpu_us_per_iter, the
-// CPU time of the whole process (client, both servers) per iteration,
-// which shows how much of an iteration is waiting.
-void ReportCluster(benchmark::State& state, const Clock& clock, int64_t runs, int iterations) {
-  if (runs == 0) return;
-  const double per = 1e-3 / (static_cast<double>(runs) * iterations);
-  state.counters["us_per_iter"] = clock.ns * per;
-  state.counters["cpu_us_per_iter"] = clock.cpu_ns * per;
-}
-
-void BM_ClusterLoopOneRun(benchmark::State& state) {
-  const int iterations = static_cast<int>(state.range(0));
-  absl::StatusOr<GraphDef> graph = ClusterLoopGraph(iterations);
-  absl::StatusOr<Cluster> cluster = graph.ok() ? StartCluster(*graph) : graph.status();
-  // The first Run partitions the graph and registers it: timed apart.
-  absl::StatusOr<std::vector<Tensor>> first =
-      cluster.ok() ? cluster->session->Run({}, {"counted"}) : cluster.status();
-  if (!first.ok() || (*first)[0].scalar<int32_t>() != iterations) {
-    state.SkipWithError(first.ok() ? "wrong count" : std::string(first.status().message()).c_str());
-    return;
-  }
-  Clock clock;
-  int64_t runs = 0;
-  for (auto _ : state) {
-    if (!clock.Time([&] { return cluster->session->Run({}, {"counted"}).ok(); })) {
-      state.SkipWithError("a step failed");
-      return;
-    }
-    ++runs;
-  }
-  ReportCluster(state, clock, runs, iterations);
-}
-BENCHMARK(BM_ClusterLoopOneRun)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-void BM_ClusterRunPerIteration(benchmark::State& state) {
-  const int iterations = static_cast<int>(state.range(0));
-  absl::StatusOr<GraphDef> graph = ClusterStepGraph();
-  absl::StatusOr<Cluster> cluster = graph.ok() ? StartCluster(*graph) : graph.status();
-  absl::Status status = cluster.ok() ? cluster->session->Run({}, {}, {"init"}).status()
-                                     : cluster.status();
-  if (status.ok()) status = cluster->session->Run({}, {}, {"step"}).status();
-  if (!status.ok()) {
-    state.SkipWithError(std::string(status.message()).c_str());
-    return;
-  }
-  Clock clock;
-  int64_t runs = 0;
-  for (auto _ : state) {
-    const bool ok = clock.Time([&] {
-      for (int i = 0; i < iterations; ++i) {
-        if (!cluster->session->Run({}, {}, {"step"}).ok()) return false;
-      }
-      return true;
-    });
-    if (!ok) {
-      state.SkipWithError("a step failed");
-      return;
-    }
-    ++runs;
-  }
-  ReportCluster(state, clock, runs, iterations);
-}
-BENCHMARK(BM_ClusterRunPerIteration)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace rill
