@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/control_flow_names.h"
 #include "graph/function_inline.h"
+#include "graph/function_library.h"
 #include "graph/graph.h"
 #include "graph/status_macros.h"
 
@@ -177,10 +178,14 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportInlined(const GraphDef& def,
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(const GraphDef& def,
                                                       const OpRegistry& registry) {
-  // The library is checked even when nothing calls it, as TensorFlow does.
-  if (def.library().function_size() > 0 || CallsFunctions(def)) {
+  if (CallsFunctions(def)) {
     ASSIGN_OR_RETURN(GraphDef inlined, InlineFunctionCalls(def, registry));
     return ImportInlined(inlined, registry);
+  }
+  // The library is checked even when nothing calls it, as TensorFlow does;
+  // the graph itself needs no copy.
+  if (def.library().function_size() > 0) {
+    RETURN_IF_ERROR(FunctionLibrary::Create(def.library(), registry).status());
   }
   return ImportInlined(def, registry);
 }
