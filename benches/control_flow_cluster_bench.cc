@@ -1,18 +1,21 @@
 // A while loop split over a ps and a worker task, 10,000 iterations in one
-// Session::Run, beside the client driving each iteration with its own Run.
+// Session::Run, beside the client driving each iteration with its own Run
+// and beside the floor of an iteration, a raw libzmq round trip.
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "benchmark/benchmark.h"
 #include "benches/bench_clock.h"
+#include "benchmark/benchmark.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
 #include "runtime/distributed/server.h"
 #include "runtime/session.h"
+#include "zmq.hpp"
 
 namespace rill {
 namespace {
@@ -64,9 +67,9 @@ absl::StatusOr<GraphDef> ClusterStepGraph() {
   const Scope root = ops::NewRootScope();
   const Scope ps = root.WithDevice(kPs);
   const Variable v(ps, "v", Tensor::Scalar<int32_t>(0));
-  const Output next = ops::Add(root.WithDevice(kWorker), v,
-                               ops::Const(root.WithDevice(kWorker), Tensor::Scalar<int32_t>(1),
-                                          DT_INT32));
+  const Output next =
+      ops::Add(root.WithDevice(kWorker), v,
+               ops::Const(root.WithDevice(kWorker), Tensor::Scalar<int32_t>(1), DT_INT32));
   ops::Assign(ps.WithOpName("step"), v.ref(), next);
   GlobalVariablesInitializer(root);
   return root.ToGraphDef();
@@ -80,8 +83,8 @@ struct Cluster {
 
 absl::StatusOr<Cluster> StartCluster(const GraphDef& graph) {
   Cluster cluster;
-  ASSIGN_OR_RETURN(cluster.servers, Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}},
-                                                               LogSink::Discard()));
+  ASSIGN_OR_RETURN(cluster.servers,
+                   Server::CreateLocalCluster({{"worker", 1}, {"ps", 1}}, LogSink::Discard()));
   SessionOptions options;
   options.target = cluster.servers[0]->target();
   ASSIGN_OR_RETURN(cluster.session, NewSession(options, graph));
@@ -126,8 +129,8 @@ void BM_ClusterRunPerIteration(benchmark::State& state) {
   const int iterations = static_cast<int>(state.range(0));
   absl::StatusOr<GraphDef> graph = ClusterStepGraph();
   absl::StatusOr<Cluster> cluster = graph.ok() ? StartCluster(*graph) : graph.status();
-  absl::Status status = cluster.ok() ? cluster->session->Run({}, {}, {"init"}).status()
-                                     : cluster.status();
+  absl::Status status =
+      cluster.ok() ? cluster->session->Run({}, {}, {"init"}).status() : cluster.status();
   if (status.ok()) status = cluster->session->Run({}, {}, {"step"}).status();
   if (!status.ok()) {
     state.SkipWithError(std::string(status.message()).c_str());
@@ -151,6 +154,51 @@ void BM_ClusterRunPerIteration(benchmark::State& state) {
   ReportCluster(state, clock, runs, iterations);
 }
 BENCHMARK(BM_ClusterRunPerIteration)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The floor of a loop iteration split over two tasks: its value goes to
+// the worker and back. Here a 4-byte message goes to an echo thread and
+// back over tcp loopback with libzmq alone, in one process as the cluster's
+// servers are.
+void BM_RawZmqRoundTrip(benchmark::State& state) {
+  zmq::context_t context;
+  zmq::socket_t echo(context, zmq::socket_type::router);
+  echo.set(zmq::sockopt::linger, 0);
+  echo.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = echo.get(zmq::sockopt::last_endpoint);
+  std::thread server([&echo] {
+    for (;;) {
+      zmq::message_t peer, body;
+      if (!echo.recv(peer) || !echo.recv(body) || body.size() == 0) return;
+      echo.send(peer, zmq::send_flags::sndmore);
+      echo.send(body, zmq::send_flags::none);
+    }
+  });
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::linger, 0);
+  dealer.connect(endpoint);
+  const int32_t value = 7;
+  Clock clock;
+  int64_t trips = 0;
+  for (auto _ : state) {
+    const bool ok = clock.Time([&] {
+      zmq::message_t reply;
+      dealer.send(zmq::buffer(&value, sizeof(value)), zmq::send_flags::none);
+      return dealer.recv(reply).has_value() && reply.size() == sizeof(value);
+    });
+    if (!ok) {
+      state.SkipWithError("the echo failed");
+      break;
+    }
+    ++trips;
+  }
+  dealer.send(zmq::message_t(), zmq::send_flags::none);  // Stops the echo.
+  server.join();
+  if (trips > 0) {
+    state.counters["us_per_round_trip"] = clock.ns * 1e-3 / static_cast<double>(trips);
+    state.counters["cpu_us_per_round_trip"] = clock.cpu_ns * 1e-3 / static_cast<double>(trips);
+  }
+}
+BENCHMARK(BM_RawZmqRoundTrip)->UseRealTime();
 
 }  // namespace
 }  // namespace rill

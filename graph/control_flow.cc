@@ -1,5 +1,6 @@
 #include "graph/control_flow.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -66,10 +67,10 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph) {
         frame = source_frame;
         first_source = edge->src;
       } else if (source_frame != frame) {
-        return NodeError(*node, absl::StrFormat(
-                                    "has inputs from different frames: '%s' is in %s, '%s' in %s",
-                                    first_source->name(), info.Describe(frame),
-                                    edge->src->name(), info.Describe(source_frame)));
+        return NodeError(
+            *node, absl::StrFormat("has inputs from different frames: '%s' is in %s, '%s' in %s",
+                                   first_source->name(), info.Describe(frame), edge->src->name(),
+                                   info.Describe(source_frame)));
       }
     }
     if (frame < 0) frame = 0;
@@ -81,9 +82,8 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph) {
       if (name.empty()) return NodeError(*node, "frame_name is empty");
       ASSIGN_OR_RETURN(int64_t parallel, GetIntAttr(node->def(), "parallel_iterations"));
       if (parallel < 1) {
-        return NodeError(*node,
-                         absl::StrFormat("parallel_iterations is %d; it must be at least 1",
-                                         parallel));
+        return NodeError(
+            *node, absl::StrFormat("parallel_iterations is %d; it must be at least 1", parallel));
       }
       auto [it, inserted] = frame_by_name.emplace(name, static_cast<int>(info.frames.size()));
       if (inserted) {
@@ -95,17 +95,18 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph) {
         info.frames.push_back(std::move(child));
       } else if (info.frames[it->second].parent != frame) {
         const Node* other = info.frames[it->second].enters.front();
-        return NodeError(*node, absl::StrFormat(
-                                    "enters frame '%s' from %s, but '%s' enters it from %s",
-                                    name, info.Describe(frame), other->name(),
-                                    info.Describe(info.frames[it->second].parent)));
+        return NodeError(
+            *node, absl::StrFormat("enters frame '%s' from %s, but '%s' enters it from %s", name,
+                                   info.Describe(frame), other->name(),
+                                   info.Describe(info.frames[it->second].parent)));
       }
       output_frame = it->second;
       info.frames[output_frame].enters.push_back(node);
     } else if (IsExitOp(op) || IsNextIterationOp(op) || IsLoopCondOp(op)) {
       if (frame == 0) {
-        return NodeError(*node, "is not inside a loop: its inputs are in the root frame (a loop "
-                                "is entered through Enter nodes)");
+        return NodeError(*node,
+                         "is not inside a loop: its inputs are in the root frame (a loop "
+                         "is entered through Enter nodes)");
       }
       if (IsExitOp(op)) {
         output_frame = info.frames[frame].parent;
@@ -129,15 +130,27 @@ absl::StatusOr<ControlFlowInfo> BuildControlFlowInfo(const Graph& graph) {
       }
       const int merge_frame = info.frame_of[edge->dst->id()];
       if (merge_frame != info.frame_of[node->id()]) {
-        return NodeError(*node, absl::StrFormat(
-                                    "is in %s but feeds Merge '%s' in %s",
-                                    info.Describe(info.frame_of[node->id()]),
-                                    edge->dst->name(), info.Describe(merge_frame)));
+        return NodeError(*node, absl::StrFormat("is in %s but feeds Merge '%s' in %s",
+                                                info.Describe(info.frame_of[node->id()]),
+                                                edge->dst->name(), info.Describe(merge_frame)));
       }
       feeds_merge = true;
     }
     if (!feeds_merge) {
       return NodeError(*node, "feeds no Merge: a loop's NextIteration must feed its Merge");
+    }
+    // A loop invariant is live in every iteration, the last too: fed
+    // straight back it would start iterations forever.
+    const Edge* in = node->num_inputs() > 0 ? node->input_edge(0) : nullptr;
+    const bool waits = std::any_of(node->in_edges().begin(), node->in_edges().end(),
+                                   [](const Edge* e) { return e != nullptr && e->IsControl(); });
+    if (in != nullptr && !waits && IsEnterOp(in->src->op()) &&
+        GetBoolAttr(in->src->def(), "is_constant").value_or(false)) {
+      return NodeError(
+          *node, absl::StrFormat("reads the loop invariant '%s' (a constant Enter) and waits for "
+                                 "nothing in its iteration, so the loop would never end; pass "
+                                 "it through an op of the body",
+                                 in->src->name()));
     }
   }
   return info;

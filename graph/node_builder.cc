@@ -153,6 +153,16 @@ Operation NodeBuilder::Finalize() {
   }
   absl::flat_hash_set<std::string> seen;
   std::vector<Operation> deps = scope_.control_deps();
+  // A scope's control dependency on an op outside the loop or cond being
+  // built waits for the op's value as the builder brings it in (a loop's
+  // constant Enter), as TensorFlow's WhileContext does: an edge straight
+  // from outside would cross frames. An op without outputs stays as it is.
+  for (Operation& dep : deps) {
+    if (dep.node() == nullptr || dep.node()->num_outputs() == 0) continue;
+    const Output mapped = scope_.MapInput(Output(dep, 0));
+    if (mapped.ok() && mapped.node() != dep.node()) dep = mapped.op();
+  }
+  if (!scope_.ok()) return Operation();
   deps.insert(deps.end(), control_inputs_.begin(), control_inputs_.end());
   for (const Operation& dep : deps) {
     if (foreign(dep.node())) {

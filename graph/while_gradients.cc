@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "graph/attr_value_util.h"
 #include "graph/control_flow_names.h"
@@ -87,13 +88,83 @@ int OutputFrameOf(const ControlFlowInfo& info, const Node* node) {
   return 0;
 }
 
+// A cond branch inside a loop's body: a value in it is live in an
+// iteration only when `pred` takes `branch`.
+struct BranchGate {
+  Output pred;
+  int branch = 0;
+};
+
+bool IsCondSwitch(const Node& node) {
+  const Edge* pred = node.num_inputs() == 2 ? node.input_edge(1) : nullptr;
+  return IsSwitchOp(node.op()) && pred != nullptr && !IsLoopCondOp(pred->src->op());
+}
+
+bool IsLoopMerge(const Node& node) {
+  for (const Edge* edge : node.in_edges()) {
+    if (edge != nullptr && ControlFlowInfo::IsBackEdge(*edge)) return true;
+  }
+  return false;
+}
+
+// The cond branches of the loop's body that `value` lies in. TensorFlow
+// records each op's cond context as it builds it; here the graph is walked
+// back from the value to the first cond Switch on every path. A cond's
+// Merge lets the walk through its own Switches (it is live when either
+// branch is), and a loop nested in the body is crossed from its Exits to
+// what its Enters read.
+std::vector<BranchGate> BranchGatesOf(const ControlFlowInfo& info, const Output& value) {
+  std::vector<BranchGate> gates;
+  const auto gate = [&](const Node* node, int branch) {
+    const Edge* pred = node->input_edge(1);
+    const Output out(pred->src, pred->src_output);
+    for (const BranchGate& g : gates) {
+      if (g.pred.node() == out.node() && g.pred.index() == out.index() && g.branch == branch) {
+        return;
+      }
+    }
+    gates.push_back({out, branch});
+  };
+  // (node, cond Merges passed whose Switches the walk has still to pass)
+  std::vector<std::pair<Node*, int>> pending;
+  absl::flat_hash_set<std::pair<Node*, int>> seen;
+  constexpr int kMaxNesting = 64;
+  const auto reach = [&](Node* node, int port, int merges) {
+    if (IsEnterOp(node->op()) || merges > kMaxNesting) return;
+    if (IsCondSwitch(*node) && port >= 0 && merges == 0) return gate(node, port);
+    if (IsSwitchOp(node->op()) && !IsCondSwitch(*node)) return;  // The loop's own.
+    if (IsMergeOp(node->op()) && IsLoopMerge(*node)) return;
+    if (IsCondSwitch(*node) && port >= 0) --merges;
+    if (IsMergeOp(node->op())) ++merges;
+    if (seen.insert({node, merges}).second) pending.push_back({node, merges});
+  };
+  reach(value.node(), value.index(), 0);
+  while (!pending.empty()) {
+    const auto [node, merges] = pending.back();
+    pending.pop_back();
+    if (IsExitOp(node->op()) && node->id() < static_cast<int>(info.frame_of.size())) {
+      // A nested loop: live when what it entered was.
+      for (const Node* enter : info.frames[info.frame_of[node->id()]].enters) {
+        const Edge* in = enter->input_edge(0);
+        if (in != nullptr) reach(in->src, in->src_output, merges);
+      }
+      continue;
+    }
+    for (const Edge* edge : node->in_edges()) {
+      if (edge == nullptr || ControlFlowInfo::IsBackEdge(*edge)) continue;
+      reach(edge->src, edge->IsControl() ? -1 : edge->src_output, merges);
+    }
+  }
+  return gates;
+}
+
 // A counter in the forward loop's frame: how many times its body ran. The
 // stack pushes of each iteration run before its NextIteration, and after
 // the previous iteration's, so every stack fills in iteration order.
 struct ForwardCounter {
-  Output start;               // Its 0, in the frame around the loop.
-  Output count;               // Its Exit.
-  Operation body;             // Its value inside the body (a pivot).
+  Output start;    // Its 0, in the frame around the loop.
+  Output count;    // Its Exit.
+  Operation body;  // Its value inside the body (a pivot).
   Node* next_iteration = nullptr;
 };
 
@@ -215,6 +286,7 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
     *out = Op2(s, "Greater", in[0], IntConst(s, 0));
     return s.status();
   };
+  Node* forward_sync = nullptr;
   const auto body = [&](const Scope& s, const std::vector<Output>& in,
                         std::vector<Output>* out) -> absl::Status {
     std::vector<Operation> popped;
@@ -227,30 +299,44 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
         const Edge* source = node->input_edge(0);
         return Output(source->src, source->src_output);
       }
-      auto [it, inserted] = pops->try_emplace({node, value.index()});
-      if (!inserted) return it->second;
+      if (auto it = pops->find({node, value.index()}); it != pops->end()) return it->second;
       const DataType type = BaseType(value.type());
       const Output handle(NodeBuilder(stack_scope, "StackV2")
                               .Input(IntConst(handle_scope, -1))
                               .Attr("elem_type", MakeAttr(type))
                               .Finalize(),
                           0);
+      // A value in a cond's branch is dead, and pushes nothing, in the
+      // iterations that took the other branch. The counter goes on
+      // through a ControlTrigger, which a dead push does not kill (as
+      // TensorFlow's forward_sync), and the gradient pops only where the
+      // saved predicates took the value's branch.
+      if (forward_sync == nullptr) {
+        const Operation sync =
+            NodeBuilder(stack_scope.WithControlDependencies({counter.body}), "ControlTrigger")
+                .Finalize();
+        if (!sync.ok()) return Output();
+        forward_sync = sync.node();
+        graph->AddControlEdge(forward_sync, counter.next_iteration);
+      }
       const Operation push =
           NodeBuilder(stack_scope.WithControlDependencies({counter.body}), "StackPushV2")
               .Input(EnterFrame(stack_scope, handle, loop, /*constant=*/true))
               .Input(value)
               .Finalize();
-      if (push.ok()) graph->AddControlEdge(push.node(), counter.next_iteration);
+      if (push.ok()) graph->AddControlEdge(push.node(), forward_sync);
       // The handle is made while the gradient loop's body is built, after
       // the loop began, so WhileLoop takes it for one of the body's own
       // values and would not enter it: it enters here.
-      const Output entered =
-          EnterFrame(pop_scope, handle, gradient_frame, loop.parallel_iterations, true);
+      Output gated = EnterFrame(pop_scope, handle, gradient_frame, loop.parallel_iterations, true);
+      for (const BranchGate& gate : BranchGatesOf(info, value)) {
+        gated = Output(NodeBuilder(s, "Switch").Input(gated).Input(saved(gate.pred)).Finalize(),
+                       gate.branch);
+      }
       const Operation pop =
-          NodeBuilder(s, "StackPopV2").Input(entered).Attr("elem_type", MakeAttr(type)).Finalize();
+          NodeBuilder(s, "StackPopV2").Input(gated).Attr("elem_type", MakeAttr(type)).Finalize();
       popped.push_back(pop);
-      it->second = Output(pop, 0);
-      return it->second;
+      return pops->insert_or_assign({node, value.index()}, Output(pop, 0)).first->second;
     };
     std::vector<Output> ys, xs;
     for (const LoopVariable& var : loop.vars) {
@@ -262,9 +348,14 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
     const std::vector<Output> grad_ys(in.begin() + 1, in.begin() + 1 + num_vars);
     ASSIGN_OR_RETURN(std::vector<Output> grads,
                      body_gradients(s.WithInputMapper(saved), ys, xs, grad_ys, gradient_frames));
-    // The next iteration's pops wait for this one's: each stack empties
-    // in order.
-    out->push_back(Op2(s.WithControlDependencies(popped), "Sub", in[0], IntConst(s, 1)));
+    // The next iteration's pops wait for this one's, through a
+    // ControlTrigger that a dead (gated) pop does not kill: each stack
+    // empties in order.
+    std::vector<Operation> sync;
+    if (!popped.empty()) {
+      sync.push_back(NodeBuilder(s.WithControlDependencies(popped), "ControlTrigger").Finalize());
+    }
+    out->push_back(Op2(s.WithControlDependencies(sync), "Sub", in[0], IntConst(s, 1)));
     for (size_t i = 0; i < num_vars; ++i) {
       out->push_back(grads[i].ok() ? grads[i] : Op1(s, "ZerosLike", in[1 + i]));
     }
@@ -276,9 +367,9 @@ absl::StatusOr<LoopGradients> AddWhileLoopGradient(const Scope& scope, const Con
     return s.status();
   };
   std::vector<Output> exits;
-  RETURN_IF_ERROR(ops::WhileLoop(scope, inputs, cond, body, &exits,
-                                 {.frame_name = gradient_frame,
-                                  .parallel_iterations = loop.parallel_iterations}));
+  RETURN_IF_ERROR(ops::WhileLoop(
+      scope, inputs, cond, body, &exits,
+      {.frame_name = gradient_frame, .parallel_iterations = loop.parallel_iterations}));
   LoopGradients result;
   result.vars.assign(exits.begin() + 1, exits.begin() + 1 + num_vars);
   size_t next_invariant = 0;

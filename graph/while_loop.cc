@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "graph/attr_value_util.h"
+#include "graph/control_flow_names.h"
 #include "graph/node_builder.h"
 #include "graph/status_macros.h"
 
@@ -34,11 +35,12 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
   const Scope loop = outer.WithNoControlDependencies();
   std::string frame = options.frame_name;
   if (frame.empty()) frame = outer.name_prefix().substr(0, outer.name_prefix().size() - 1);
-  if (inputs.empty()) return LoopError(frame, absl::InvalidArgumentError("it has no loop variables"));
+  if (inputs.empty())
+    return LoopError(frame, absl::InvalidArgumentError("it has no loop variables"));
   if (options.parallel_iterations < 1) {
-    return LoopError(frame, absl::InvalidArgumentError(absl::StrFormat(
-                                "parallel_iterations is %d; it must be at least 1",
-                                options.parallel_iterations)));
+    return LoopError(frame, absl::InvalidArgumentError(
+                                absl::StrFormat("parallel_iterations is %d; it must be at least 1",
+                                                options.parallel_iterations)));
   }
   Graph* graph = scope.graph();
   const int start = graph->num_nodes();
@@ -48,7 +50,7 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
   // it (an enclosing loop or cond may bring it in first). By value: the
   // mapper below lives in the scopes handed to cond and body.
   const auto enter = [outer, frame, parallel = options.parallel_iterations](const Output& input,
-                                                                           bool is_constant) {
+                                                                            bool is_constant) {
     const Output mapped = outer.MapInput(input);
     const char* op = is_constant && IsRefType(mapped.type()) ? "RefEnter" : "Enter";
     return Output(NodeBuilder(outer.WithOpName("Enter"), op)
@@ -89,9 +91,10 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
   }
   RETURN_IF_ERROR(scope.status());
   if (!IsValidOutput(condition) || condition.type() != DT_BOOL) {
-    return LoopError(frame, absl::InvalidArgumentError(absl::StrFormat(
-                                "the condition must be a bool scalar, got %s",
-                                IsValidOutput(condition) ? DataTypeString(condition.type()) : "nothing")));
+    return LoopError(frame,
+                     absl::InvalidArgumentError(absl::StrFormat(
+                         "the condition must be a bool scalar, got %s",
+                         IsValidOutput(condition) ? DataTypeString(condition.type()) : "nothing")));
   }
   const Output loop_cond = One(loop, "LoopCond", capture(condition));
 
@@ -122,12 +125,21 @@ absl::Status WhileLoop(const Scope& scope, const std::vector<Output>& inputs,
       return LoopError(frame, absl::InvalidArgumentError(absl::StrFormat(
                                   "the body returns no valid value for loop variable %d", i)));
     }
-    const Output next_value = capture(body_outputs[i]);
-    if ( BaseType(next_value.type()) != BaseType(inputs[i].type())) {
-      return LoopError(frame, absl::InvalidArgumentError(absl::StrFormat(
-                                  "the body returns %s for loop variable %d, which is %s",
-                                  DataTypeString(next_value.type()),
-                                  i, DataTypeString(inputs[i].type()))));
+    Output next_value = capture(body_outputs[i]);
+    if (next_value.ok() && IsEnterOp(next_value.node()->op())) {
+      // A value from outside the loop, returned as it entered, is live in
+      // every iteration, the last included: it would start one more. As
+      // TensorFlow's body ops that read only invariants, it waits for the
+      // loop's state, which is dead once the loop ends.
+      next_value = Output(
+          NodeBuilder(body_scope.WithOpName("Identity"), "Identity").Input(next_value).Finalize(),
+          0);
+    }
+    if (BaseType(next_value.type()) != BaseType(inputs[i].type())) {
+      return LoopError(
+          frame, absl::InvalidArgumentError(absl::StrFormat(
+                     "the body returns %s for loop variable %d, which is %s",
+                     DataTypeString(next_value.type()), i, DataTypeString(inputs[i].type()))));
     }
     const Output next = One(loop, "NextIteration", next_value);
     RETURN_IF_ERROR(scope.status());

@@ -126,7 +126,12 @@ class BinaryOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     if constexpr (std::is_integral_v<T> && kCheck != IntegerCheck::kNone) {
-      RETURN_IF_ERROR(CheckSecondOperand<T>(ctx.input(1), kCheck));
+      // As TensorFlow, only divisors an element is computed with count: an
+      // empty dividend makes an empty result (Sum's gradient of a scalar
+      // takes FloorMod(no axes, rank 0)).
+      if (ctx.input(0).NumElements() > 0) {
+        RETURN_IF_ERROR(CheckSecondOperand<T>(ctx.input(1), kCheck));
+      }
     }
     return BinaryBroadcast<T, T>(ctx, ctx.input(0), ctx.input(1), Functor());
   }

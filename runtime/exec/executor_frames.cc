@@ -61,6 +61,7 @@ absl::Status Executor::BuildFlow(const Params& params, const std::vector<const N
     FlowNode& fn = flow->nodes[i];
     bool constant = false;
     fn.kind = KindOf(*node, &constant);
+    fn.never_dead = node->op() == "ControlTrigger";
     fn.frame = info.frame_of[node->id()];
     FlowTemplate& t = flow->frames[fn.frame];
     fn.local = static_cast<int32_t>(t.initial_pending.size());
@@ -117,7 +118,8 @@ absl::Status Executor::BuildFlow(const Params& params, const std::vector<const N
       flow->edges.push_back(FlowEdge{-1, control_edges_[c], -1, false});
     }
     fn.edges_end = static_cast<int32_t>(flow->edges.size());
-    const int32_t values_frame = fn.kind == FlowKind::kExit ? flow->frames[fn.frame].parent : fn.frame;
+    const int32_t values_frame =
+        fn.kind == FlowKind::kExit ? flow->frames[fn.frame].parent : fn.frame;
     if (item.fetch_begin != item.fetch_end && values_frame != 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "node '%s' (%s) runs in %s: only values outside loops can be fetched (fetch what "
@@ -162,7 +164,8 @@ void Executor::ProcessFlowRootsHere(PartitionRun* step) const {
   {
     absl::MutexLock lock(&step->flow->mu);
     for (int32_t id : flow_->roots) {
-      roots.push_back(TaggedNode{id, step->flow->root_frame(), step->flow->root_iteration(), false});
+      roots.push_back(
+          TaggedNode{id, step->flow->root_frame(), step->flow->root_iteration(), false});
     }
   }
   if (QuickContinuationsHere::Active() && pool_ != nullptr) {
@@ -359,9 +362,8 @@ Executor::NodeResult Executor::RunFlowNode(PartitionRun* step, const TaggedNode&
       }
     }
   }
-  return FinishFlowNode(step, node, outputs, std::move(status), start_micros)
-             ? NodeResult::kDone
-             : NodeResult::kFailed;
+  return FinishFlowNode(step, node, outputs, std::move(status), start_micros) ? NodeResult::kDone
+                                                                              : NodeResult::kFailed;
 }
 
 bool Executor::FinishFlowNode(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,
@@ -396,9 +398,9 @@ void Executor::FailInFrame(PartitionRun* step, const TaggedNode& node,
                            const absl::Status& status) const {
   if (node.frame->frame_id == 0) return Fail(step, items_[node.id], status);
   Fail(step, items_[node.id],
-       absl::Status(status.code(), absl::StrFormat("%s (in frame '%s', iteration %d)",
-                                                   status.message(), node.frame->name,
-                                                   node.iter->iter)));
+       absl::Status(status.code(),
+                    absl::StrFormat("%s (in frame '%s', iteration %d)", status.message(),
+                                    node.frame->name, node.iter->iter)));
 }
 
 int Executor::PropagateFlow(PartitionRun* step, const TaggedNode& node, TensorValue* outputs,

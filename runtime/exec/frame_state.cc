@@ -85,8 +85,7 @@ void FlowState::Clear() {
   root_.iterations.clear();
 }
 
-FrameState* FlowState::FindOrCreateChild(FrameState* parent, IterationState* iter,
-                                         int32_t tmpl) {
+FrameState* FlowState::FindOrCreateChild(FrameState* parent, IterationState* iter, int32_t tmpl) {
   auto [it, inserted] = children_.try_emplace(ChildKey{parent, iter->iter, tmpl});
   if (!inserted) return it->second.get();
   const FlowTemplate& t = graph_.frames[tmpl];
@@ -154,9 +153,8 @@ void FlowState::Propagate(const TaggedNode& node, TensorValue* outputs, TaggedLi
       const int64_t next = iter->iter + 1;
       if (next <= frame->newest) {
         ActivateOutputs(node.id, frame, frame->iteration(next), outputs, false, false, ready);
-      } else if (frame->deferred.empty() &&
-                 frame->newest - frame->oldest + 1 <
-                     graph_.frames[frame->tmpl].parallel_iterations) {
+      } else if (frame->deferred.empty() && frame->newest - frame->oldest + 1 <
+                                                graph_.frames[frame->tmpl].parallel_iterations) {
         ActivateOutputs(node.id, frame, AddIteration(frame, ready), outputs, false, false, ready);
       } else {
         frame->deferred.emplace_back(node.id, std::move(outputs[0]));
@@ -217,7 +215,8 @@ void FlowState::Activate(int32_t dst, int32_t slot, FrameState* frame, Iteration
     store();
   }
   if (--iter->pending[local] != 0) return;
-  const bool dst_dead = info.kind == FlowKind::kMerge ? !iter->taken[local] : iter->dead[local] > 0;
+  const bool dst_dead = info.kind == FlowKind::kMerge ? !iter->taken[local]
+                                                      : !info.never_dead && iter->dead[local] > 0;
   ++iter->outstanding_ops;
   if (frame->holding) {
     frame->held.push_back(TaggedNode{dst, frame, iter, dst_dead});
@@ -271,9 +270,8 @@ void FlowState::CleanUp(FrameState* frame, TaggedList* ready) {
       DeleteFrame(frame, ready);
       return;
     }
-    frame->iterations[static_cast<size_t>(frame->oldest %
-                                          static_cast<int64_t>(frame->iterations.size()))] =
-        nullptr;
+    frame->iterations[static_cast<size_t>(
+        frame->oldest % static_cast<int64_t>(frame->iterations.size()))] = nullptr;
     FreeIteration(frame->tmpl, oldest);
     ++frame->oldest;
     if (!frame->deferred.empty() && frame->newest - frame->oldest + 1 < t.parallel_iterations) {

@@ -39,12 +39,15 @@ struct FlowEdge {
 
 struct FlowNode {
   FlowKind kind = FlowKind::kPlain;
-  int32_t frame = 0;        // The template of the frame it runs in.
-  int32_t local = 0;        // Its index among that frame's nodes.
-  int32_t input_start = 0;  // Its first input slot in that frame.
-  int32_t output_frame = 0;  // Enter: its loop's template.
-  int32_t exit_index = -1;   // Exit: its index in its frame's exits.
+  int32_t frame = 0;                 // The template of the frame it runs in.
+  int32_t local = 0;                 // Its index among that frame's nodes.
+  int32_t input_start = 0;           // Its first input slot in that frame.
+  int32_t output_frame = 0;          // Enter: its loop's template.
+  int32_t exit_index = -1;           // Exit: its index in its frame's exits.
   int32_t merge_forward_inputs = 0;  // Merge: data inputs that are not back edges.
+  // A ControlTrigger: it runs, live, even when an input is dead, as
+  // TensorFlow's (a loop's gradient orders its stack pushes with one).
+  bool never_dead = false;
   int32_t edges_begin = 0, edges_end = 0;  // Into FlowGraph::edges.
 };
 
@@ -56,7 +59,7 @@ struct FlowTemplate {
   int32_t num_input_slots = 0;
   std::vector<int32_t> initial_pending;  // Per local node.
   std::vector<int32_t> exits;            // Node ids.
-  int32_t fused = -1;  // Its program in FlowGraph::fused_loops; -1: none.
+  int32_t fused = -1;                    // Its program in FlowGraph::fused_loops; -1: none.
 };
 
 // Built once per executor.
@@ -72,9 +75,9 @@ struct IterationState {
   int64_t iter = 0;
   std::vector<TensorValue> inputs;
   std::vector<int32_t> pending;
-  std::vector<int32_t> dead;      // Dead inputs seen; a Merge counts data ones.
-  std::vector<uint8_t> taken;     // Merge: a live input arrived.
-  int32_t outstanding_ops = 0;    // Readied or running nodes.
+  std::vector<int32_t> dead;       // Dead inputs seen; a Merge counts data ones.
+  std::vector<uint8_t> taken;      // Merge: a live input arrived.
+  int32_t outstanding_ops = 0;     // Readied or running nodes.
   int32_t outstanding_frames = 0;  // Loops started here, not finished.
 };
 
@@ -168,8 +171,8 @@ class FlowState {
   void FreeIteration(int32_t tmpl, IterationState* state);
   // Opens iteration newest + 1 with the loop invariants in it.
   IterationState* AddIteration(FrameState* frame, TaggedList* ready);
-  void ActivateOutputs(int32_t id, FrameState* frame, IterationState* iter,
-                       TensorValue* outputs, bool node_dead, bool copy, TaggedList* ready);
+  void ActivateOutputs(int32_t id, FrameState* frame, IterationState* iter, TensorValue* outputs,
+                       bool node_dead, bool copy, TaggedList* ready);
   void Activate(int32_t dst, int32_t slot, FrameState* frame, IterationState* iter,
                 TensorValue* value, bool dead, bool copy, TaggedList* ready);
   // Retires finished iterations in order, resumes deferred ones, and ends

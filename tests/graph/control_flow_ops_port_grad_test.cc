@@ -211,13 +211,7 @@ TEST_F(ControlFlowOpsPortGradTest, WhileGrad_NoDependency) {
 // testWhileGrad_Const: the body replaces the value with a constant from
 // outside; the cost sums a scalar over no axes, TensorFlow's
 // reduce_sum(scalar). TensorFlow: 0.0.
-// DISABLED: not the loop but Sum's gradient of a scalar: it takes
-// FloorMod(reduction_indices, rank) with rank 0, and the FloorMod kernel
-// rejects the zero divisor before looking at its empty dividend: "node
-// 'gradients/Sum_grad/FloorMod' (FloorMod): Integer division by zero". The
-// same Sum of a Const scalar fails without any loop. TensorFlow checks
-// divisors per element computed, so an empty FloorMod passes.
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_WhileGrad_Const) {
+TEST_F(ControlFlowOpsPortGradTest, WhileGrad_Const) {
   const Output c0 = Float(root_.WithOpName("c0"), 0.0f);
   const Output c1 = Float(root_.WithOpName("c1"), 1.0f);
   const std::vector<Output> tensors = While(
@@ -303,22 +297,11 @@ TEST_F(ControlFlowOpsPortGradTest, WhileCondGrad_Simple) {
 }
 
 // testWhileCondGrad_UnknownShape: v is fed, of unknown shape. TensorFlow:
-// 1024, as WhileCondGrad_Simple.
-// DISABLED: "fetched tensor 'gradients/while/Exit_1:0' is dead: the loop it
-// leaves lies on a branch of a cond that was not taken". With v's shape
-// unknown, Sub's gradient in the else branch (never taken) needs the
-// shapes of its inputs, so the forward loop saves the else branch's views
-// of x and of `one` (while/body/cond/Switch_1:0 and Switch_2:0) on stacks.
-// Those values are dead in every iteration, so their StackPushV2 nodes are
-// dead, and the pushes are control inputs of the counter's NextIteration
-// (gradients/while_count/NextIteration): the counter dies after the first
-// iteration and the gradient loop's Exits come out dead. With v a constant
-// Sub's gradient needs no shapes and nothing dead is pushed. TensorFlow
-// pushes a value that lives in a cond branch inside that branch and pops it
-// under the gradient's matching cond (on the saved predicate), so an
-// untaken branch neither pushes nor pops, and the counter never waits on a
-// push that may be dead (graph/while_gradients.cc).
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_WhileCondGrad_UnknownShape) {
+// 1024, as WhileCondGrad_Simple. Sub's gradient in the else branch (never
+// taken) needs its inputs' shapes, so the forward loop saves the else
+// branch's views of x and `one`, dead in every iteration: nothing is
+// pushed then, and nothing popped (graph/while_gradients.cc).
+TEST_F(ControlFlowOpsPortGradTest, WhileCondGrad_UnknownShape) {
   const Output v = ops::Placeholder(root_.WithOpName("v"), DT_FLOAT);
   const Output r = SquareInCondLoop(root_, v);
   EXPECT_FLOAT_EQ(RunFloat(Gradients(root_, {r}, {v})[0], {{"v", Tensor::Scalar<float>(2.0f)}}),
@@ -622,13 +605,10 @@ TEST_F(ControlFlowOpsPortGradTest, NestedWhileGrad_ParallelInner) {
 }
 
 // testNestedWhileCondWhileGrad: the inner loop inside a cond's branch in
-// the outer loop's body: x -> (16 x)^2 from 1, once. TensorFlow: 512.
-// DISABLED: "fetched tensor 'gradients/while/Exit_1:0' is dead", the cause
-// of DISABLED_WhileCondGrad_UnknownShape: the untaken branch's Mul(x, 2)
-// has a gradient that reads x, so the forward loop pushes the else
-// branch's view of x, dead in every iteration, and the dead push kills the
-// counter's NextIteration that waits for it.
-TEST_F(ControlFlowOpsPortGradTest, DISABLED_NestedWhileCondWhileGrad) {
+// the outer loop's body: x -> (16 x)^2 from 1, once. TensorFlow: 512. The
+// untaken branch's Mul(x, 2) has a gradient that reads x, whose else-side
+// view is dead in every iteration.
+TEST_F(ControlFlowOpsPortGradTest, NestedWhileCondWhileGrad) {
   const Output v = Float(root_, 1.0f);
   const Output r = While(
       root_, {v},

@@ -494,17 +494,8 @@ TEST_F(ControlFlowOpsPortTest, WhileWithMaximumIterationsAndSingleArgument) {
 
 // testWhileExternalControlDependencies: the body waits for an increment
 // built outside the loop, which runs once. TensorFlow: 2, and v = 1.0.
-// DISABLED: "node 'while/body/Const' (Const): has inputs from different
-// frames: 'while/Identity' is in frame 'while', 'Identity' in the root
-// frame". The scope's input mapper brings data inputs from outside into
-// the loop, but NodeBuilder adds a scope's control dependencies as they
-// are, so a control input from outside the loop stays a cross-frame edge.
-// TensorFlow's WhileContext removes such external control inputs and
-// waits instead for an Identity, inside the loop, of the op's output
-// brought in through a constant Enter (hence the read_value() in the
-// Python test); that belongs to Scope or NodeBuilder (graph/scope.cc,
-// graph/node_builder.cc), which the loop builder cannot reach.
-TEST_F(ControlFlowOpsPortTest, DISABLED_WhileExternalControlDependencies) {
+// The body's op waits for the increment's value entered into the loop.
+TEST_F(ControlFlowOpsPortTest, WhileExternalControlDependencies) {
   const Variable v(root_, "v", 0.0f);
   const Output increment = ops::Identity(root_, ops::AssignAdd(root_, v.ref(), 1.0f));
   const Output result = While(
@@ -520,9 +511,7 @@ TEST_F(ControlFlowOpsPortTest, DISABLED_WhileExternalControlDependencies) {
 
 // testWhileExternalControlDependenciesNoInput: the same, the body's value
 // a constant that waits for the increment. TensorFlow: v = 1.0.
-// DISABLED: as DISABLED_WhileExternalControlDependencies ("node
-// 'while/body/five' (Const): has inputs from different frames").
-TEST_F(ControlFlowOpsPortTest, DISABLED_WhileExternalControlDependenciesNoInput) {
+TEST_F(ControlFlowOpsPortTest, WhileExternalControlDependenciesNoInput) {
   const Variable v(root_, "v", 0.0f);
   const Output increment = ops::Identity(root_, ops::AssignAdd(root_, v.ref(), 1.0f));
   const Output result = While(

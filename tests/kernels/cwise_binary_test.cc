@@ -182,6 +182,20 @@ TEST(CwiseBinary, IntegerDivisionByZeroIsAnError) {
   }
 }
 
+// An empty dividend divides by nothing: a zero divisor is no error when no
+// element is computed with it, as in TensorFlow.
+TEST(CwiseBinary, AnEmptyDividendIgnoresAZeroDivisor) {
+  for (const char* op : kIntegerDivisionOps) {
+    SCOPED_TRACE(op);
+    absl::StatusOr<Tensor> out = KernelTester(op)
+                                     .Input(MakeTensor<int32_t>({0}, {}))
+                                     .Input(Tensor::Scalar<int32_t>(0))
+                                     .RunOne();
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->shape(), TensorShape({0}));
+  }
+}
+
 // The one quotient that overflows wraps to the most negative value, and
 // its remainder is 0, where a plain / or % would trap.
 template <typename T>

@@ -181,31 +181,30 @@ TEST(ControlFlowGradTest, NestedLoopWithADataDependentInnerCount) {
   const Scope& s = c.scope();
   const Output x = c.RandomInput({3}, 0.3, 0.9);
   std::vector<Output> outputs;
-  ASSERT_TRUE(
-      ops::WhileLoop(
-          s, {x},
-          [](const Scope& cs, const std::vector<Output>& in, Output* out) {
-            *out = ops::Less(cs, ops::Sum(cs, in[0], 0), 6.0);
-            return cs.status();
-          },
-          [](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
-            std::vector<Output> inner;
-            RETURN_IF_ERROR(ops::WhileLoop(
-                bs, {in[0]},
-                [](const Scope& c2, const std::vector<Output>& v, Output* o) {
-                  *o = ops::Less(c2, ops::Sum(c2, v[0], 0), 3.0);
-                  return c2.status();
-                },
-                [](const Scope& b2, const std::vector<Output>& v, std::vector<Output>* o) {
-                  o->push_back(ops::Mul(b2, ops::Tanh(b2, v[0]), 1.5));
-                  return b2.status();
-                },
-                &inner));
-            out->push_back(ops::Add(bs, inner[0], 1.0));
-            return bs.status();
-          },
-          &outputs)
-          .ok())
+  ASSERT_TRUE(ops::WhileLoop(
+                  s, {x},
+                  [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+                    *out = ops::Less(cs, ops::Sum(cs, in[0], 0), 6.0);
+                    return cs.status();
+                  },
+                  [](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+                    std::vector<Output> inner;
+                    RETURN_IF_ERROR(ops::WhileLoop(
+                        bs, {in[0]},
+                        [](const Scope& c2, const std::vector<Output>& v, Output* o) {
+                          *o = ops::Less(c2, ops::Sum(c2, v[0], 0), 3.0);
+                          return c2.status();
+                        },
+                        [](const Scope& b2, const std::vector<Output>& v, std::vector<Output>* o) {
+                          o->push_back(ops::Mul(b2, ops::Tanh(b2, v[0]), 1.5));
+                          return b2.status();
+                        },
+                        &inner));
+                    out->push_back(ops::Add(bs, inner[0], 1.0));
+                    return bs.status();
+                  },
+                  &outputs)
+                  .ok())
       << s.status();
   EXPECT_THAT(c.MaxError(outputs), GradientErrorBelow(1e-6));
 }
@@ -229,15 +228,75 @@ TEST(ControlFlowGradTest, NestedLoopsWhoseOuterIterationsOverlap) {
                     [&](const Scope& bs, const std::vector<Output>& in,
                         std::vector<Output>* out) -> absl::Status {
                       const Output d = ops::Add(bs, in[0], 1.0);
-                      ASSIGN_OR_RETURN(
-                          Output inner,
-                          Repeat(bs, 3, ops::Mul(bs, x, d),
-                                 [&](const Scope& b2, const Output& v) {
-                                   return ops::Tanh(b2, ops::Mul(b2, v, w));
-                                 },
-                                 parallel));
+                      ASSIGN_OR_RETURN(Output inner, Repeat(
+                                                         bs, 3, ops::Mul(bs, x, d),
+                                                         [&](const Scope& b2, const Output& v) {
+                                                           return ops::Tanh(b2, ops::Mul(b2, v, w));
+                                                         },
+                                                         parallel));
                       out->push_back(d);
                       out->push_back(ops::Add(bs, in[1], ops::Mul(bs, inner, d)));
+                      return bs.status();
+                    },
+                    &outputs, {.parallel_iterations = parallel})
+                    .ok())
+        << s.status();
+    EXPECT_THAT(c.MaxError({outputs[1]}), GradientErrorBelow(1e-6)) << parallel;
+  }
+}
+
+// A cond in a loop's body whose branch changes by iteration, one branch
+// holding another cond: (i, v) -> (i + 1, even i ? v * w * v
+// : cond(sum(v) > 0, tanh(v) * v, v * 0.5 + w)), five times. Each branch's
+// gradient reads its own forward values, saved only in the iterations
+// that took it.
+TEST(ControlFlowGradTest, CondsInsideALoopWhoseBranchChangesByIteration) {
+  const auto branch = [](const Scope& s, const Output& pred, const StepFn& then_fn,
+                         const StepFn& else_fn, const Output& v) -> Output {
+    absl::StatusOr<std::vector<Output>> out = ops::Cond(
+        s, pred,
+        [&](const Scope& t, std::vector<Output>* o) {
+          o->push_back(then_fn(t, v));
+          return t.status();
+        },
+        [&](const Scope& e, std::vector<Output>* o) {
+          o->push_back(else_fn(e, v));
+          return e.status();
+        });
+    return out.ok() ? (*out)[0] : Output();
+  };
+  for (int parallel : {1, 10}) {
+    GradientChecker c;
+    const Scope& s = c.scope();
+    const Output x = c.RandomInput({3}, -0.8, 0.8);
+    const Output w = c.RandomInput({3}, 0.5, 1.2);
+    std::vector<Output> outputs;
+    ASSERT_TRUE(ops::WhileLoop(
+                    s, {ops::Const(s, Tensor::Scalar<int32_t>(0), DT_INT32), x},
+                    [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+                      *out = ops::Less(cs, in[0], 5);
+                      return cs.status();
+                    },
+                    [&](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+                      const Output even = ops::Equal(bs, ops::FloorMod(bs, in[0], 2), 0);
+                      out->push_back(ops::Add(bs, in[0], 1));
+                      out->push_back(branch(
+                          bs, even,
+                          [&](const Scope& t, const Output& v) {
+                            return ops::Mul(t, ops::Mul(t, v, w), v);
+                          },
+                          [&](const Scope& e, const Output& v) {
+                            return branch(
+                                e, ops::Greater(e, ops::Sum(e, v, 0), 0.0),
+                                [](const Scope& t, const Output& u) {
+                                  return ops::Mul(t, ops::Tanh(t, u), u);
+                                },
+                                [&](const Scope& f, const Output& u) {
+                                  return ops::Add(f, ops::Mul(f, u, 0.5), w);
+                                },
+                                v);
+                          },
+                          in[1]));
                       return bs.status();
                     },
                     &outputs, {.parallel_iterations = parallel})

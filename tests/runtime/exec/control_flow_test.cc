@@ -9,6 +9,7 @@
 
 #include "graph/graph.h"
 #include "gtest/gtest.h"
+#include "ops/ops.h"
 #include "ops/registry.h"
 #include "runtime/device/caching_allocator.h"
 #include "runtime/device/device_factory.h"
@@ -112,8 +113,7 @@ TEST(ControlFlowTest, CondTakesOneBranch) {
 TEST(ControlFlowTest, FetchingTheUntakenBranchFails) {
   GraphDefBuilder b = CondGraph();
   auto out = RunGraph(b.def(), {"else"}, {{"x", Tensor::Scalar<int32_t>(3)}});
-  EXPECT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument,
-                            HasSubstr("node 'else' (Neg)")));
+  EXPECT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'else' (Neg)")));
   EXPECT_THAT(out.status().message(), HasSubstr("is dead"));
 }
 
@@ -236,7 +236,8 @@ TEST(ControlFlowTest, AnErrorInAnIterationNamesTheNodeFrameAndIteration) {
   const std::string exit = b.CountingLoop("while", "zero", "ten", "one");
   b.Enter("while/table", "table", DT_FLOAT, "while", true);
   b.Add("while/gather", "GatherV2", {"while/table", "while/body", "while/axis"},
-        {{"Tparams", MakeAttr(DT_FLOAT)}, {"Tindices", MakeAttr(DT_INT32)},
+        {{"Tparams", MakeAttr(DT_FLOAT)},
+         {"Tindices", MakeAttr(DT_INT32)},
          {"Taxis", MakeAttr(DT_INT32)}});
   b.Add("while/axis", "Const", {"^while/body"},
         {{"dtype", MakeAttr(DT_INT32)},
@@ -350,6 +351,45 @@ TEST(ControlFlowTest, NextIterationThatFeedsNoMerge) {
   b.Unary("use", "Identity", "next", DT_INT32);
   EXPECT_THAT(RunGraph(b.def(), {"use"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("node 'next'")));
+}
+
+// A loop invariant fed straight back would be live in the last iteration
+// too and start iterations forever: refused, naming the node.
+TEST(ControlFlowTest, NextIterationOfALoopInvariantIsRefused) {
+  GraphDefBuilder b;
+  b.Const("x", 1);
+  b.Const("c", 5);
+  b.Enter("enter", "x", DT_INT32, "f");
+  b.Enter("invariant", "c", DT_INT32, "f", /*constant=*/true);
+  b.Merge("merge", {"enter", "next"}, DT_INT32);
+  b.Unary("next", "NextIteration", "invariant", DT_INT32);
+  EXPECT_THAT(RunGraph(b.def(), {"merge"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("node 'next' (NextIteration): reads the loop invariant "
+                                 "'invariant'")));
+}
+
+// The builder's way: a body returning a value from outside the loop as it
+// entered. The loop ends (TensorFlow's testWhileGrad_Const loop: 1.0).
+TEST(ControlFlowTest, ABodyReturningAnOutsideValueEnds) {
+  const Scope root = ops::NewRootScope();
+  const Output c1 = ops::Const(root.WithOpName("c1"), Tensor::Scalar<float>(1), DT_FLOAT);
+  std::vector<Output> out;
+  ASSERT_OK(ops::WhileLoop(
+      root, {ops::Const(root, Tensor::Scalar<int32_t>(0), DT_INT32), ops::Const(root, 0.0f)},
+      [](const Scope& s, const std::vector<Output>& in, Output* o) {
+        *o = ops::Less(s, in[0], 3);
+        return s.status();
+      },
+      [&](const Scope& s, const std::vector<Output>& in, std::vector<Output>* o) {
+        *o = {ops::Add(s, in[0], 1), c1};
+        return s.status();
+      },
+      &out));
+  ops::Identity(root.WithOpName("result"), out[1]);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, root.ToGraphDef());
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> result, RunGraph(def, {"result"}));
+  EXPECT_EQ(result[0].scalar<float>(), 1.0f);
 }
 
 TEST(ControlFlowTest, InputsFromTwoFrames) {

@@ -173,6 +173,36 @@ TEST_F(ExecutorControlFlowTest, SimpleSwitchDead) {
   EXPECT_TRUE(out.is_dead);
 }
 
+// As TensorFlow's executor: a ControlTrigger runs, live, after a dead
+// input (a loop's gradient orders its stack pushes through one), where
+// another node waiting on the same dead value is dead.
+TEST_F(ExecutorControlFlowTest, ControlTriggerIsLiveAfterADeadInput) {
+  const Output in0 = Recv(root_, "a", DT_FLOAT, kAlice, kBob);
+  const ops::Switch tmp(root_, in0, ops::Const(root_, Tensor::Scalar<bool>(true), DT_BOOL));
+  const Output dead = ops::Identity(root_, tmp.output_false);
+  const Operation trigger =
+      NodeBuilder(root_.WithControlDependencies({dead.op()}), "ControlTrigger").Finalize();
+  const Operation no_op =
+      NodeBuilder(root_.WithControlDependencies({dead.op()}), "NoOp").Finalize();
+  Send(root_,
+       ops::Const(root_.WithControlDependencies({trigger}), Tensor::Scalar<float>(2), DT_FLOAT),
+       "after_trigger", kBob, kAlice);
+  Send(root_,
+       ops::Const(root_.WithControlDependencies({no_op}), Tensor::Scalar<float>(3), DT_FLOAT),
+       "after_no_op", kBob, kAlice);
+  ASSERT_OK(Create());
+  LocalRendezvous rendezvous;
+  ASSERT_OK(rendezvous.Send(Key(kAlice, kBob, "a"), Tensor::Scalar<float>(1.0)));
+  ASSERT_OK(Run(&rendezvous));
+  const Received live = RecvNow(rendezvous, Key(kBob, kAlice, "after_trigger"));
+  ASSERT_OK(live.status);
+  EXPECT_FALSE(live.is_dead);
+  EXPECT_EQ(live.value.scalar<float>(), 2.0f);
+  const Received dead_out = RecvNow(rendezvous, Key(kBob, kAlice, "after_no_op"));
+  ASSERT_OK(dead_out.status);
+  EXPECT_TRUE(dead_out.is_dead);
+}
+
 // TF: ExecutorTest.Abort. e = a + b + c + d waits for four receives; three
 // arrive and the rendezvous is aborted: the step ends ABORTED, and a later
 // receive fails with the abort. TensorFlow sends from closures after a
