@@ -19,6 +19,10 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuConcatSplitKernels(registry);
   RegisterCpuGatherKernels(registry);
   RegisterCpuTopKKernels(registry);
+  RegisterCpuGatherNdKernels(registry);
+  RegisterCpuPadKernels(registry);
+  RegisterCpuScanKernels(registry);
+  RegisterCpuAssertKernels(registry);
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);

@@ -23,6 +23,10 @@ void RegisterCpuSliceKernels(KernelRegistry& registry);        // cpu/slice_ops.
 void RegisterCpuConcatSplitKernels(KernelRegistry& registry);  // cpu/concat_split_ops.cc
 void RegisterCpuGatherKernels(KernelRegistry& registry);       // cpu/gather_ops.cc
 void RegisterCpuTopKKernels(KernelRegistry& registry);         // cpu/topk_op.cc
+void RegisterCpuGatherNdKernels(KernelRegistry& registry);     // cpu/gather_nd_ops.cc
+void RegisterCpuPadKernels(KernelRegistry& registry);          // cpu/pad_ops.cc
+void RegisterCpuScanKernels(KernelRegistry& registry);         // cpu/scan_ops.cc
+void RegisterCpuAssertKernels(KernelRegistry& registry);       // cpu/assert_op.cc
 void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops.cc
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc (CPU, GPU)
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc

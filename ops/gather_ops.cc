@@ -1,8 +1,10 @@
-// Array ops that index with integer tensors: Gather, GatherV2, OneHot and
-// DynamicStitch; and Where, which makes such indices from a mask.
+// Array ops that index with integer tensors: Gather, GatherV2, GatherNd,
+// ScatterNd, OneHot and DynamicStitch; and Where, which makes such indices
+// from a mask.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -130,9 +132,42 @@ absl::Status WhereShape(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// GatherNd: indices' shape without its last dimension (the coordinates of
+// a row), then params' dimensions that the coordinates do not cover.
+absl::Status GatherNdShape(InferenceContext& c) {
+  const PartialTensorShape& params = c.input(0);
+  const PartialTensorShape& indices = c.input(1);
+  if (indices.dims() == 0) return ShapeError("indices must have at least one dimension");
+  if (params.unknown_rank() || indices.unknown_rank() ||
+      indices.dim_size(indices.dims() - 1) < 0) {
+    c.set_output(0, PartialTensorShape());
+    return absl::OkStatus();
+  }
+  const int64_t depth = indices.dim_size(indices.dims() - 1);
+  if (depth > params.dims()) {
+    return ShapeError("rows of indices hold %d coordinates, more than params' rank %d", depth,
+                      params.dims());
+  }
+  std::vector<int64_t> dims(indices.dim_sizes().begin(), indices.dim_sizes().end() - 1);
+  dims.insert(dims.end(), params.dim_sizes().begin() + depth, params.dim_sizes().end());
+  return c.SetOutputDims(0, dims);
+}
+
+absl::Status ScatterNdShape(InferenceContext& c) {
+  ASSIGN_OR_RETURN(PartialTensorShape shape, c.MakeShapeFromShapeTensor(2));
+  c.set_output(0, std::move(shape));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterGatherOps(OpRegistry& r) {
+  r.Add(OpDefBuilder("GatherNd").Input("params: Tparams").Input("indices: Tindices")
+            .Output("output: Tparams").Attr("Tparams: type")
+            .Attr("Tindices: {int16, int32, int64}").SetShapeFn(GatherNdShape));
+  r.Add(OpDefBuilder("ScatterNd").Input("indices: Tindices").Input("updates: T")
+            .Input("shape: Tindices").Output("output: T").Attr("T: type")
+            .Attr("Tindices: {int16, int32, int64}").SetShapeFn(ScatterNdShape));
   r.Add(OpDefBuilder("Gather").Input("params: Tparams").Input("indices: Tindices")
             .Output("output: Tparams").Attr("validate_indices: bool = true").Attr("Tparams: type")
             .Attr("Tindices: {int32, int64}").SetShapeFn(GatherShape));

@@ -17,6 +17,7 @@ void RegisterArrayGradients(GradientRegistry& registry);  // gradients/array_gra
 void RegisterDataFlowGradients(GradientRegistry& registry);  // gradients/data_flow_grad.cc
 void RegisterQueueGradients(GradientRegistry& registry);  // gradients/queue_grad.cc
 void RegisterControlFlowGradients(GradientRegistry& registry);  // gradients/control_flow_grad.cc
+void RegisterScanGradients(GradientRegistry& registry);   // gradients/scan_grad.cc
 
 // Every standard op's gradient (or its no-gradient declaration).
 const GradientRegistry& StandardGradients();

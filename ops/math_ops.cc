@@ -1,6 +1,7 @@
 // Math ops: element-wise arithmetic and comparisons, matrix products,
-// reductions, casts and ranges. Names, args, attrs and type lists follow
-// TensorFlow's, so GraphDefs it wrote validate here.
+// reductions, scans (Cumsum, Cumprod), buckets, casts and ranges. Names,
+// args, attrs and type lists follow TensorFlow's, so GraphDefs it wrote
+// validate here.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -385,6 +386,16 @@ void RegisterMathOps(OpRegistry& r) {
             .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Select").Input("condition: bool").Input("t: T").Input("e: T")
             .Output("output: T").Attr("T: type").SetShapeFn(SelectShape));
+  r.Add(Binary("DivNoNan", "T: {half, float, bfloat16, double, complex64, complex128}"));
+  for (const char* scan : {"Cumsum", "Cumprod"}) {
+    r.Add(OpDefBuilder(scan).Input("x: T").Input("axis: Tidx").Output("out: T")
+              .Attr("exclusive: bool = false").Attr("reverse: bool = false")
+              .Attr("T: numbertype").Attr("Tidx: {int32, int64} = DT_INT32")
+              .SetShapeFn(shape_fn::Unchanged));
+  }
+  r.Add(OpDefBuilder("Bucketize").Input("input: T").Output("output: int32")
+            .Attr("T: {int32, int64, float, double}").Attr("boundaries: list(float)")
+            .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Range").Input("start: Tidx").Input("limit: Tidx").Input("delta: Tidx")
             .Output("output: Tidx")
             .Attr("Tidx: {bfloat16, half, float, double, int8, int16, int32, int64, uint16, "

@@ -24,6 +24,8 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterDataFlowOps(registry);
   RegisterControlFlowOps(registry);
   RegisterFunctionalOps(registry);
+  RegisterPadOps(registry);
+  RegisterLoggingOps(registry);
 }
 
 const OpRegistry& StandardOps() {

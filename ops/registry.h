@@ -25,6 +25,8 @@ void RegisterQueueOps(OpRegistry& registry);        // queue_ops.cc
 void RegisterDataFlowOps(OpRegistry& registry);     // data_flow_ops.cc
 void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterFunctionalOps(OpRegistry& registry);   // functional_ops.cc
+void RegisterPadOps(OpRegistry& registry);          // pad_ops.cc
+void RegisterLoggingOps(OpRegistry& registry);      // logging_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);

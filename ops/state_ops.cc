@@ -70,6 +70,8 @@ void RegisterStateOps(OpRegistry& r) {
             .SetShapeFn(AssignVariableShape));
   r.Add(OpDefBuilder("VarIsInitializedOp").Input("resource: resource")
             .Output("is_initialized: bool").SetShapeFn(shape_fn::Scalar));
+  r.Add(OpDefBuilder("DisableCopyOnRead").Input("resource: resource").SetIsStateful()
+            .SetShapeFn(shape_fn::NoOutputs));
   r.Add(OpDefBuilder("Assign").Input("ref: Ref(T)").Input("value: T").Output("output_ref: Ref(T)")
             .Attr("T: type").Attr("validate_shape: bool = true").Attr("use_locking: bool = true")
             .SetAllowsUninitializedInput().SetShapeFn(AssignShape));

@@ -105,6 +105,12 @@ struct PowFn {
   }
 };
 
+// DivNoNan: 0 where the divisor is 0 (even for 0 / 0), x / y elsewhere.
+template <typename T>
+struct DivNoNanFn {
+  T operator()(const T& a, const T& b) const { return b == T(0) ? T(0) : a / b; }
+};
+
 // What an op demands of its second operand for integer types.
 enum class IntegerCheck { kNone, kNonZero, kNonNegative };
 
@@ -178,6 +184,7 @@ void RegisterCpuCwiseBinaryKernels(KernelRegistry& r) {
   RegisterBinary<DivFn, kNone, float, double>(r, "Div");
   RegisterBinary<TruncateDivFn, kNonZero, int32_t, int64_t>(r, "Div");
   RegisterBinary<DivFn, kNone, float, double>(r, "RealDiv");
+  RegisterBinary<DivNoNanFn, kNone, float, double>(r, "DivNoNan");
   RegisterBinary<TruncateDivFn, kNonZero, int32_t, int64_t>(r, "TruncateDiv");
   RegisterBinary<FloorDivFn, kNonZero, float, double, int32_t, int64_t>(r, "FloorDiv");
   RegisterBinary<FloorModFn, kNonZero, float, double, int32_t, int64_t>(r, "FloorMod");

@@ -298,6 +298,18 @@ class AssignVariableOp final : public OpKernel {
   const bool validate_shape_;
 };
 
+// TensorFlow's DisableCopyOnRead turns off a variable's copy-on-read mode,
+// which lets sparse updates write in place while readers hold its value.
+// rill's resource variables have no such mode (an assignment replaces the
+// tensor, so a read keeps its value), so there is nothing to turn off; TF2
+// restore functions call it on every variable.
+class DisableCopyOnReadOp final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool IsExpensive() const override { return false; }
+  absl::Status Compute(KernelContext&) const override { return absl::OkStatus(); }
+};
+
 // A handle whose variable does not exist yet (no AssignVariableOp has run)
 // or is another kind of resource reads as uninitialized, not as an error,
 // as in TensorFlow: readiness checks ask before anything is assigned.
@@ -341,6 +353,7 @@ void RegisterCpuStateKernels(KernelRegistry& r) {
     r.Register(KernelDef("ReadVariableOp").Device(device), MakeKernel<ReadVariableOp>);
     r.Register(KernelDef("AssignVariableOp").Device(device), AssignVariableOp::Create);
     r.Register(KernelDef("VarIsInitializedOp").Device(device), MakeKernel<VarIsInitializedOp>);
+    r.Register(KernelDef("DisableCopyOnRead").Device(device), MakeKernel<DisableCopyOnReadOp>);
   }
 }
 

@@ -1,12 +1,15 @@
 // Gradients of the array ops, after TensorFlow's array_grad.py: reshapes,
-// transposes, splitting and joining, tiling, slicing and gathering.
-// Without Pad, InvertPermutation or UnsortedSegmentSum here, slices scatter
-// their gradient with DynamicStitch and gathers with a one-hot product.
+// transposes, splitting and joining, tiling, padding, slicing and
+// gathering. Without InvertPermutation or UnsortedSegmentSum here, slices
+// scatter their gradient with DynamicStitch and gathers with a one-hot
+// product.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "graph/node_attrs.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "ops/gradients.h"
@@ -236,6 +239,45 @@ absl::Status DynamicStitchGrad(const Scope& s, const Operation& op, const Output
   return absl::OkStatus();
 }
 
+// Pad and PadV2: the middle of the padded gradient, from the paddings'
+// first column; the paddings and the constant get none.
+absl::Status PadGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output x = In(op, 0);
+  const Output before =
+      ops::Reshape(s, ops::Slice(s, grad::ToInt32(s, In(op, 1)), {0, 0}, {-1, 1}), {-1});
+  dx->assign(op.node()->num_inputs(), Output());
+  (*dx)[0] = ops::Slice(s, dy[0], before, ops::Shape(s, x));
+  return absl::OkStatus();
+}
+
+// MirrorPad's gradient folds the border back (MirrorPadGrad); that one's
+// is MirrorPad again.
+template <bool kOfGrad>
+absl::Status MirrorPadGradient(const Scope& s, const Operation& op, const Outputs& dy,
+                               Outputs* dx) {
+  ASSIGN_OR_RETURN(const std::string mode, GetStringAttr(grad::Def(op), "mode"));
+  const Output paddings = In(op, 1);
+  *dx = {kOfGrad ? Output(ops::MirrorPad(s, dy[0], paddings, mode))
+                 : Output(ops::MirrorPadGrad(s, dy[0], paddings, mode)),
+         Output()};
+  return absl::OkStatus();
+}
+
+// GatherNd: each gathered slice's gradient adds into the slice it came
+// from (ScatterNd sums repeated indices).
+absl::Status GatherNdGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output indices = In(op, 1);
+  const Output shape = ops::Shape(s, In(op, 0), ops::Shape::OutType(BaseType(indices.type())));
+  *dx = {ops::ScatterNd(s, indices, dy[0], shape), Output()};
+  return absl::OkStatus();
+}
+
+// ScatterNd: each update's gradient is the output gradient where it went.
+absl::Status ScatterNdGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {Output(), ops::GatherNd(s, dy[0], In(op, 0)), Output()};
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterArrayGradients(GradientRegistry& r) {
@@ -258,6 +300,12 @@ void RegisterArrayGradients(GradientRegistry& r) {
   r.Register("Gather", GatherGrad);
   r.Register("GatherV2", GatherV2Grad);
   r.Register("DynamicStitch", DynamicStitchGrad);
+  r.Register("Pad", PadGrad);
+  r.Register("PadV2", PadGrad);
+  r.Register("MirrorPad", MirrorPadGradient<false>);
+  r.Register("MirrorPadGrad", MirrorPadGradient<true>);
+  r.Register("GatherNd", GatherNdGrad);
+  r.Register("ScatterNd", ScatterNdGrad);
 
   // Shape queries, constants built from shapes, and the explicit stop.
   for (const char* op : {"Shape", "Size", "Rank", "BroadcastGradientArgs", "ZerosLike", "OnesLike",

@@ -421,6 +421,7 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Mul", MulGrad);
   r.Register("Div", DivGrad<ops::Div>);
   r.Register("RealDiv", DivGrad<ops::RealDiv>);
+  r.Register("DivNoNan", DivGrad<ops::DivNoNan>);
   r.Register("FloorMod", FloorModGrad);
   r.Register("Maximum", MinMaxGrad<false>);
   r.Register("Minimum", MinMaxGrad<true>);
@@ -462,7 +463,7 @@ void RegisterMathGradients(GradientRegistry& r) {
   for (const char* op : {"Floor", "Ceil", "Round", "Rint", "FloorDiv", "TruncateDiv", "IsNan",
                          "IsInf", "IsFinite", "Equal", "NotEqual", "Less", "Greater", "LessEqual",
                          "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax",
-                         "ArgMin", "Range"}) {
+                         "ArgMin", "Range", "Bucketize"}) {
     r.RegisterNoGradient(op);
   }
 }

@@ -18,7 +18,7 @@ void RegisterStateAndRandomGradients(GradientRegistry& r) {
   r.Register("ReadVariableOp", ReadVariableGrad);
   for (const char* op :
        {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "IsVariableInitialized",
-        "VarIsInitializedOp"}) {
+        "VarIsInitializedOp", "DisableCopyOnRead", "Assert"}) {
     r.RegisterNoGradient(op);
   }
 }
@@ -62,6 +62,7 @@ const GradientRegistry& StandardGradients() {
     RegisterSummaryGradients(*r);
     RegisterQueueGradients(*r);
     RegisterControlFlowGradients(*r);
+    RegisterScanGradients(*r);
     return r;
   }();
   return *registry;

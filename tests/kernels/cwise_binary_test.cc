@@ -296,5 +296,15 @@ TEST(AddN, RejectsMismatchedShapes) {
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
 }
 
+// DivNoNan: 0 wherever the divisor is 0, 0 / 0 included.
+TEST(CwiseBinary, DivNoNanIsZeroWhereTheDivisorIs) {
+  absl::StatusOr<Tensor> out = KernelTester("DivNoNan")
+                                   .Input(MakeTensor<float>({4}, {3, 0, -1, 1}))
+                                   .Input(MakeTensor<float>({4}, {0, 0, 2, 4}))
+                                   .RunOne();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(::rill::testing::Values<float>(*out), ::testing::ElementsAre(0, 0, -0.5, 0.25));
+}
+
 }  // namespace
 }  // namespace rill

@@ -245,5 +245,37 @@ TEST(BroadcastGradientArgs, Int64AndIncompatibleShapes) {
   EXPECT_THAT(bad.Run(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("Incompatible")));
 }
 
+// tf.gather_nd's examples: whole rows of coordinates pick elements, short
+// ones pick slices.
+TEST(GatherNd, AsTensorFlowsExamples) {
+  KernelTester elements("GatherNd");
+  elements.Input<int32_t>({2, 2}, {1, 2, 3, 4}).Input<int32_t>({2, 2}, {0, 0, 1, 1});
+  ASSERT_OK_AND_ASSIGN(Tensor picked, elements.RunOne());
+  EXPECT_THAT(Values<int32_t>(picked), ::testing::ElementsAre(1, 4));
+  KernelTester rows("GatherNd");
+  rows.Input<float>({2, 2}, {1, 2, 3, 4}).Input<int64_t>({2, 1}, {1, 0});
+  ASSERT_OK_AND_ASSIGN(Tensor swapped, rows.RunOne());
+  EXPECT_EQ(swapped.shape(), TensorShape({2, 2}));
+  EXPECT_THAT(Values<float>(swapped), ::testing::ElementsAre(3, 4, 1, 2));
+}
+
+TEST(GatherNd, NamesAnIndexOutOfRange) {
+  KernelTester t("GatherNd");
+  t.Input<float>({2, 3}, {1, 2, 3, 4, 5, 6}).Input<int32_t>({2, 2}, {0, 1, 2, 0});
+  EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                   HasSubstr("indices[1] = [2, 0] does not index into shape "
+                                             "[2,3]")));
+}
+
+// tf.scatter_nd's example, with a repeated index summed.
+TEST(ScatterNd, AsTensorFlowsExampleWithARepeat) {
+  KernelTester t("ScatterNd");
+  t.Input<int32_t>({5, 1}, {4, 3, 1, 7, 4})
+      .Input<float>({5}, {9, 10, 11, 12, 1})
+      .Input<int32_t>({1}, {8});
+  ASSERT_OK_AND_ASSIGN(Tensor out, t.RunOne());
+  EXPECT_THAT(Values<float>(out), ::testing::ElementsAre(0, 11, 0, 10, 10, 0, 0, 12));
+}
+
 }  // namespace
 }  // namespace rill::testing

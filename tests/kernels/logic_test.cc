@@ -227,5 +227,21 @@ TEST(Cast, UnsupportedPairIsNotFound) {
       StatusIs(absl::StatusCode::kNotFound, HasSubstr("Cast")));
 }
 
+// Assert passes quietly on true; on false the step fails with the data,
+// `summarize` values of each, as TensorFlow's message shows them.
+TEST(Assert, FailsWithItsDataWhenTheConditionIsFalse) {
+  EXPECT_TRUE(KernelTester("Assert")
+                  .Input(Tensor::Scalar<bool>(true))
+                  .InputList({MakeTensor<int32_t>({4}, {1, 2, 3, 4})})
+                  .Run()
+                  .ok());
+  EXPECT_THAT(KernelTester("Assert")
+                  .Attr("summarize", int64_t{2})
+                  .Input(Tensor::Scalar<bool>(false))
+                  .InputList({MakeTensor<int32_t>({4}, {1, 2, 3, 4})})
+                  .Run(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("assertion failed: [1 2")));
+}
+
 }  // namespace
 }  // namespace rill

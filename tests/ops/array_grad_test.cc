@@ -201,5 +201,46 @@ TEST(ArrayGrad, DynamicStitch) {
   EXPECT_THAT(c.MaxError({Nonlinear(c, y)}), GradientErrorBelow(kTolerance));
 }
 
+// Pad and PadV2: the gradient is the middle of the padded one.
+TEST(ArrayGrad, Pad) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3});
+  const Output paddings =
+      ops::Const(c.scope(), Tensor::FromVector<int32_t>({1, 0, 2, 1}, {2, 2}), DT_INT32);
+  EXPECT_THAT(c.MaxError({Nonlinear(c, ops::Pad(c.scope(), x, paddings))}),
+              GradientErrorBelow(kTolerance));
+  EXPECT_THAT(c.MaxError({Nonlinear(c, ops::PadV2(c.scope(), x, paddings, 0.5))}),
+              GradientErrorBelow(kTolerance));
+}
+
+// MirrorPad folds the border's gradient back onto what it mirrors, in both
+// modes; MirrorPadGrad's own gradient is MirrorPad.
+TEST(ArrayGrad, MirrorPad) {
+  for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
+    GradientChecker c;
+    const Output x = c.RandomInput({3, 4});
+    const Output paddings =
+        ops::Const(c.scope(), Tensor::FromVector<int64_t>({2, 1, 1, 2}, {2, 2}), DT_INT64);
+    const Output padded = ops::MirrorPad(c.scope(), x, paddings, mode);
+    EXPECT_THAT(c.MaxError({Nonlinear(c, padded)}), GradientErrorBelow(kTolerance)) << mode;
+    GradientChecker g;
+    const Output big = g.RandomInput({6, 7});
+    const Output folded = ops::MirrorPadGrad(
+        g.scope(), big,
+        ops::Const(g.scope(), Tensor::FromVector<int32_t>({2, 1, 1, 2}, {2, 2}), DT_INT32), mode);
+    EXPECT_THAT(g.MaxError({Nonlinear(g, folded)}), GradientErrorBelow(kTolerance)) << mode;
+  }
+}
+
+// GatherNd with a repeated row: both gathers' gradients add up.
+TEST(ArrayGrad, GatherNd) {
+  GradientChecker c;
+  const Output params = c.RandomInput({3, 2, 2});
+  const Output indices =
+      ops::Const(c.scope(), Tensor::FromVector<int32_t>({2, 1, 0, 0, 2, 1}, {3, 2}), DT_INT32);
+  EXPECT_THAT(c.MaxError({Nonlinear(c, ops::GatherNd(c.scope(), params, indices))}),
+              GradientErrorBelow(kTolerance));
+}
+
 }  // namespace
 }  // namespace rill

@@ -364,5 +364,42 @@ TEST(MathGrad, MaxSharesTheGradientAmongTies) {
               ::testing::ElementsAre(0, 0.5, 0.5, 0));
 }
 
+// Cumsum in all four ways, along the middle axis and the last.
+TEST(MathGrad, Cumsum) {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      for (int axis : {1, -1}) {
+        GradientChecker c;
+        const Output x = c.RandomInput({2, 3, 4});
+        const Output y =
+            ops::Cumsum(c.scope(), x, axis, ops::Cumsum::Exclusive(exclusive).Reverse(reverse));
+        EXPECT_THAT(c.MaxError({ops::Square(c.scope(), y)}), GradientErrorBelow(kTolerance))
+            << exclusive << reverse << axis;
+      }
+    }
+  }
+}
+
+// Cumprod away from 0, where its gradient (divided by x) is finite.
+TEST(MathGrad, Cumprod) {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      GradientChecker c;
+      const Output x = c.RandomInput({3, 4}, -1.5, 1.5, /*min_abs=*/0.3);
+      const Output y =
+          ops::Cumprod(c.scope(), x, 1, ops::Cumprod::Exclusive(exclusive).Reverse(reverse));
+      EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(1e-6)) << exclusive << reverse;
+    }
+  }
+}
+
+// DivNoNan away from a zero divisor differentiates as Div, broadcasting.
+TEST(MathGrad, DivNoNan) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3});
+  const Output y = c.RandomInput({3}, -2, 2, /*min_abs=*/0.5);
+  EXPECT_THAT(c.MaxError({ops::DivNoNan(c.scope(), x, y)}), GradientErrorBelow(kTolerance));
+}
+
 }  // namespace
 }  // namespace rill
