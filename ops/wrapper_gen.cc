@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -389,7 +390,15 @@ namespace rill::ops {
 
 constexpr char kSourceBottom[] = "}  // namespace rill::ops\n";
 
+// Leaves a file that already holds `text` untouched: ninja (restat) then
+// rebuilds nothing that includes it when only an op's shape function or
+// the graph library changed.
 bool WriteFile(const char* path, const std::string& text) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (old == text) return true;
+  }
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
