@@ -1,7 +1,8 @@
 // GraphDefs that TensorFlow 1.x wrote with tf.while_loop, tf.cond and
 // tf.nn.dynamic_rnn (tests/testdata/control_flow/README.md: sources and
-// expected outputs), run by the executor's frames. The files live in the
-// shared test data; a test skips, naming the file, when it is absent.
+// expected outputs), run by the executor's frames. The files are committed
+// in tests/testdata/control_flow/; a test skips, naming the file, only when
+// it is missing from the checkout.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -17,7 +18,6 @@ namespace rill {
 namespace {
 
 using ::rill::testing::StatusIs;
-using ::rill::testing::TestDataDir;
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
@@ -27,9 +27,14 @@ using ::testing::Pointwise;
 
 class TfControlFlowGraphs : public ::testing::Test {
  protected:
+  // Where the GraphDefs are, in the source tree.
+  static std::string Dir() {
+    return ::rill::testing::SourceRoot() + "/tests/testdata/control_flow/";
+  }
+
   // The session for `file`, or null after GTEST_SKIP when it is absent.
   std::unique_ptr<Session> Load(const std::string& file) {
-    const std::string path = TestDataDir() + "/control_flow/" + file;
+    const std::string path = Dir() + file;
     if (!std::filesystem::exists(path)) return nullptr;
     absl::StatusOr<GraphDef> def = ReadGraphDef(path);
     EXPECT_TRUE(def.ok()) << def.status();
@@ -45,11 +50,11 @@ class TfControlFlowGraphs : public ::testing::Test {
   }
 };
 
-#define LOAD_OR_SKIP(session, file)                                      \
-  std::unique_ptr<Session> session = Load(file);                         \
-  if (session == nullptr) {                                              \
-    if (HasFailure()) return;                                            \
-    GTEST_SKIP() << "missing " << TestDataDir() << "/control_flow/" << file; \
+#define LOAD_OR_SKIP(session, file)              \
+  std::unique_ptr<Session> session = Load(file); \
+  if (session == nullptr) {                      \
+    if (HasFailure()) return;                    \
+    GTEST_SKIP() << "missing " << Dir() << file; \
   }
 
 Tensor Floats(std::vector<float> values, TensorShape shape) {
