@@ -3,9 +3,9 @@
 # README.md beside this file output, reading their weights from the files.
 #
 # Usage: compute_expected.py [DIR]
-#   DIR holds the .pb files; by default $RILL_TESTDATA/control_flow, else the
-#   folder of this script. Needs python3 and numpy, not TensorFlow and not the
-#   protobuf module: the few GraphDef fields used are decoded here by hand.
+#   DIR holds the .pb files; by default the folder of this script, where they
+#   are. Needs python3 and numpy, not TensorFlow and not the protobuf module:
+#   the few GraphDef fields used are decoded here by hand.
 #
 # For each graph it prints the facts README.md lists (ops, placeholders,
 # frames) and then, for each input, the expected output: the value the
@@ -384,8 +384,6 @@ GRAPHS = [
 def main():
     if len(sys.argv) > 1:
         directory = sys.argv[1]
-    elif os.environ.get('RILL_TESTDATA'):
-        directory = os.path.join(os.environ['RILL_TESTDATA'], 'control_flow')
     else:
         directory = os.path.dirname(os.path.abspath(__file__))
     missing = 0
