@@ -23,6 +23,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuPadKernels(registry);
   RegisterCpuScanKernels(registry);
   RegisterCpuAssertKernels(registry);
+  RegisterCpuBatchNormKernels(registry);
   RegisterCpuRandomKernels(registry);
   RegisterCpuStateKernels(registry);
   RegisterCpuTrainingKernels(registry);

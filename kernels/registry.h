@@ -27,6 +27,7 @@ void RegisterCpuGatherNdKernels(KernelRegistry& registry);     // cpu/gather_nd_
 void RegisterCpuPadKernels(KernelRegistry& registry);          // cpu/pad_ops.cc
 void RegisterCpuScanKernels(KernelRegistry& registry);         // cpu/scan_ops.cc
 void RegisterCpuAssertKernels(KernelRegistry& registry);       // cpu/assert_op.cc
+void RegisterCpuBatchNormKernels(KernelRegistry& registry);    // cpu/batch_norm_ops.cc
 void RegisterCpuRandomKernels(KernelRegistry& registry);       // cpu/random_ops.cc
 void RegisterCpuStateKernels(KernelRegistry& registry);        // cpu/state_ops.cc (CPU, GPU)
 void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_ops.cc

@@ -63,6 +63,7 @@ const GradientRegistry& StandardGradients() {
     RegisterQueueGradients(*r);
     RegisterControlFlowGradients(*r);
     RegisterScanGradients(*r);
+    RegisterBatchNormGradients(*r);
     return r;
   }();
   return *registry;
