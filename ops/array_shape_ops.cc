@@ -224,6 +224,11 @@ void RegisterArrayShapeOps(OpRegistry& r) {
             .Attr("squeeze_dims: list(int) >= 0 = []").SetShapeFn(SqueezeShape));
   r.Add(OpDefBuilder("Fill").Input("dims: index_type").Input("value: T").Output("output: T")
             .Attr("T: type").Attr("index_type: {int32, int64} = DT_INT32").SetShapeFn(FillShape));
+  r.Add(OpDefBuilder("ReverseV2").Input("tensor: T").Input("axis: Tidx").Output("output: T")
+            .Attr("Tidx: {int32, int64} = DT_INT32")
+            .Attr("T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, "
+                  "half, float, double, complex64, complex128, string}")
+            .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Tile").Input("input: T").Input("multiples: Tmultiples").Output("output: T")
             .Attr("T: type").Attr("Tmultiples: {int32, int64} = DT_INT32").SetShapeFn(TileShape));
   r.Add(OpDefBuilder("BroadcastGradientArgs").Input("s0: T").Input("s1: T").Output("r0: T")

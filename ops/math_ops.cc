@@ -179,6 +179,14 @@ absl::Status EqualityShape(InferenceContext& c) {
 
 // `t` and `e` agree; a scalar condition picks one whole, a vector one picks
 // rows, anything else picks elements and must match them.
+// SelectV2 broadcasts its three inputs together, as NumPy's where.
+absl::Status SelectV2Shape(InferenceContext& c) {
+  ASSIGN_OR_RETURN(const PartialTensorShape te, c.Broadcast(c.input(1), c.input(2)));
+  ASSIGN_OR_RETURN(PartialTensorShape out, c.Broadcast(c.input(0), te));
+  c.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
 absl::Status SelectShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(PartialTensorShape data, c.Merge(c.input(1), c.input(2)));
   const PartialTensorShape& cond = c.input(0);
@@ -386,6 +394,8 @@ void RegisterMathOps(OpRegistry& r) {
             .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Select").Input("condition: bool").Input("t: T").Input("e: T")
             .Output("output: T").Attr("T: type").SetShapeFn(SelectShape));
+  r.Add(OpDefBuilder("SelectV2").Input("condition: bool").Input("t: T").Input("e: T")
+            .Output("output: T").Attr("T: type").SetShapeFn(SelectV2Shape));
   r.Add(Binary("DivNoNan", "T: {half, float, bfloat16, double, complex64, complex128}"));
   for (const char* scan : {"Cumsum", "Cumprod"}) {
     r.Add(OpDefBuilder(scan).Input("x: T").Input("axis: Tidx").Output("out: T")

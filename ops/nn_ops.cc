@@ -322,6 +322,17 @@ void RegisterNnOps(OpRegistry& r) {
   r.Add(OpDefBuilder("ReluGrad").Input("gradients: T").Input("features: T")
             .Output("backprops: T").Attr("T: realnumbertype")
             .SetShapeFn(shape_fn::MergeAllInputs));
+  r.Add(OpDefBuilder("Elu").Input("features: T").Output("activations: T").Attr(kFloatTypes)
+            .SetShapeFn(shape_fn::Unchanged));
+  r.Add(OpDefBuilder("EluGrad").Input("gradients: T").Input("outputs: T")
+            .Output("backprops: T").Attr(kFloatTypes).SetShapeFn(shape_fn::MergeAllInputs));
+  r.Add(OpDefBuilder("LeakyRelu").Input("features: T").Output("activations: T")
+            .Attr("alpha: float = 0.2").Attr("T: {half, bfloat16, float, double} = DT_FLOAT")
+            .SetShapeFn(shape_fn::Unchanged));
+  r.Add(OpDefBuilder("LeakyReluGrad").Input("gradients: T").Input("features: T")
+            .Output("backprops: T").Attr("alpha: float = 0.2")
+            .Attr("T: {half, bfloat16, float, double} = DT_FLOAT")
+            .SetShapeFn(shape_fn::MergeAllInputs));
   r.Add(OpDefBuilder("Softmax").Input("logits: T").Output("softmax: T").Attr(kFloatTypes)
             .SetShapeFn(SoftmaxShape));
   r.Add(OpDefBuilder("LogSoftmax").Input("logits: T").Output("logsoftmax: T").Attr(kFloatTypes)

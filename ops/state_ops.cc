@@ -70,6 +70,10 @@ void RegisterStateOps(OpRegistry& r) {
             .SetShapeFn(AssignVariableShape));
   r.Add(OpDefBuilder("VarIsInitializedOp").Input("resource: resource")
             .Output("is_initialized: bool").SetShapeFn(shape_fn::Scalar));
+  r.Add(OpDefBuilder("ResourceGather").Input("resource: resource").Input("indices: Tindices")
+            .Output("output: dtype").Attr("batch_dims: int = 0")
+            .Attr("validate_indices: bool = true").Attr("dtype: type")
+            .Attr("Tindices: {int32, int64}").SetIsStateful().SetShapeFn(shape_fn::Unknown));
   r.Add(OpDefBuilder("DisableCopyOnRead").Input("resource: resource").SetIsStateful()
             .SetShapeFn(shape_fn::NoOutputs));
   r.Add(OpDefBuilder("Assign").Input("ref: Ref(T)").Input("value: T").Output("output_ref: Ref(T)")

@@ -85,4 +85,36 @@ absl::StatusOr<OneHotGeometry> ReadOneHot(const KernelContext& ctx, int64_t axis
   return g;
 }
 
+// output[o, i, k] = params[o, indices[i], k] with params viewed as
+// [outer, params.dim(axis), inner].
+absl::Status GatherAlong(KernelContext& ctx, const Tensor& params, const Tensor& indices_t,
+                         int axis, std::string_view op) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(indices_t, op));
+  const int64_t bound = params.dim_size(axis);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i] < 0 || indices[i] >= bound) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: indices[%d] = %d is not in [0, %d)", op, i, indices[i], bound));
+    }
+  }
+  ASSIGN_OR_RETURN(const GatherGeometry g,
+                   GatherGeometryOf(params.shape(), indices_t.shape(), axis));
+  ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.shape));
+  if (out->NumElements() == 0) return absl::OkStatus();
+  return DispatchType(
+      params.dtype(),
+      [&]<typename T>() {
+        const T* src = params.data<T>();
+        T* dst = out->data<T>();
+        for (int64_t o = 0; o < g.outer; ++o) {
+          for (int64_t i = 0; i < g.n; ++i) {
+            std::copy_n(src + (o * bound + indices[i]) * g.inner, g.inner,
+                        dst + (o * g.n + i) * g.inner);
+          }
+        }
+        return absl::OkStatus();
+      },
+      [&] { return Unsupported(op, params.dtype()); });
+}
+
 }  // namespace rill::transform_util

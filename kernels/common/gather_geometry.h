@@ -1,5 +1,6 @@
 // GatherV2 and OneHot on every device: their inputs checked and the
-// [outer, n, inner] geometry of what each output element reads.
+// [outer, n, inner] geometry of what each output element reads; the gather
+// itself on the host.
 #ifndef RILL_KERNELS_COMMON_GATHER_GEOMETRY_H_
 #define RILL_KERNELS_COMMON_GATHER_GEOMETRY_H_
 
@@ -38,6 +39,12 @@ struct OneHotGeometry {
 };
 absl::StatusOr<int64_t> ReadOneHotAxis(const OpKernelConstruction& c);
 absl::StatusOr<OneHotGeometry> ReadOneHot(const KernelContext& ctx, int64_t axis);
+
+// Gather and GatherV2 (and ResourceGather): output[o, i, k] =
+// params[o, indices[i], k], params viewed as [outer, params.dim(axis),
+// inner]; INVALID_ARGUMENT naming `op` for an index out of range.
+absl::Status GatherAlong(KernelContext& ctx, const Tensor& params, const Tensor& indices, int axis,
+                         std::string_view op);
 
 }  // namespace rill::transform_util
 

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "graph/tensor_shape.h"
 #include "kernels/common/cwise_checks.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/framework/cpu_threads.h"
@@ -132,6 +134,69 @@ class SelectOp final : public OpKernel {
   }
 };
 
+// Strides of `shape` aligned to the right of a `rank`-dim output, 0 along
+// the dimensions it is broadcast in.
+std::vector<int64_t> BroadcastStrides(const TensorShape& shape, int rank) {
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 0);
+  int64_t stride = 1;
+  for (int d = shape.dims() - 1, o = rank - 1; d >= 0; --d, --o) {
+    if (shape.dim_size(d) != 1) strides[o] = stride;
+    stride *= shape.dim_size(d);
+  }
+  return strides;
+}
+
+// SelectV2: the condition, t and e broadcast together (NumPy's where).
+template <typename T>
+class SelectV2Op final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& cond = ctx.input(0);
+    const Tensor& t = ctx.input(1);
+    const Tensor& e = ctx.input(2);
+    absl::StatusOr<PartialTensorShape> te = BroadcastShapes(t.shape(), e.shape());
+    absl::StatusOr<PartialTensorShape> all =
+        te.ok() ? BroadcastShapes(cond.shape(), *te) : te.status();
+    if (!all.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("SelectV2: condition %s, t %s and e %s do not broadcast together: %s",
+                          cond.shape().DebugString(), t.shape().DebugString(),
+                          e.shape().DebugString(), all.status().message()));
+    }
+    ASSIGN_OR_RETURN(const TensorShape shape, all->AsTensorShape());
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+    const bool* c = cond.data<bool>();
+    const T* tv = t.data<T>();
+    const T* ev = e.data<T>();
+    T* o = out->data<T>();
+    if (cond.shape() == shape && t.shape() == shape && e.shape() == shape) {
+      for (int64_t i = 0; i < shape.num_elements(); ++i) o[i] = c[i] ? tv[i] : ev[i];
+      return absl::OkStatus();
+    }
+    const int rank = shape.dims();
+    const std::vector<int64_t> cs = BroadcastStrides(cond.shape(), rank);
+    const std::vector<int64_t> ts = BroadcastStrides(t.shape(), rank);
+    const std::vector<int64_t> es = BroadcastStrides(e.shape(), rank);
+    std::vector<int64_t> index(static_cast<size_t>(rank), 0);
+    int64_t ci = 0, ti = 0, ei = 0;
+    for (int64_t i = 0; i < shape.num_elements(); ++i) {
+      o[i] = c[ci] ? tv[ti] : ev[ei];
+      for (int d = rank - 1; d >= 0; --d) {
+        ci += cs[d];
+        ti += ts[d];
+        ei += es[d];
+        if (++index[d] < shape.dim_size(d)) break;
+        ci -= cs[d] * shape.dim_size(d);
+        ti -= ts[d] * shape.dim_size(d);
+        ei -= es[d] * shape.dim_size(d);
+        index[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 // Eigen converts between float and half one element at a time (about
 // 5 ns each on these machines, which made float16 gradients slower to send
 // than float32 ones); F16C converts eight per instruction, rounding to
@@ -203,6 +268,7 @@ void RegisterCasts(KernelRegistry& r) {
 }  // namespace
 
 void RegisterCpuLogicKernels(KernelRegistry& r) {
+  RegisterForTypes<SelectV2Op, float, double, int32_t, int64_t, bool>(r, kDeviceCpu, "SelectV2");
   RegisterEquality<EqualFn, false, float, double, int32_t, int64_t, bool>(r, "Equal");
   RegisterEquality<NotEqualFn, true, float, double, int32_t, int64_t, bool>(r, "NotEqual");
   RegisterCompare<LessFn, float, double, int32_t, int64_t>(r, "Less");

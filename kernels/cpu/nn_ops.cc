@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "graph/node_attrs.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
@@ -48,6 +49,13 @@ class Relu6Cpu final : public OpKernel {
   }
 };
 
+absl::Status CheckSameShapes(const Tensor& gradients, const Tensor& other, const char* what) {
+  if (gradients.shape() == other.shape()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("gradients and %s must have the same shape: %s vs. %s", what,
+                      gradients.shape().DebugString(), other.shape().DebugString()));
+}
+
 // The gradient passes where the feature was positive (0 at 0, as
 // TensorFlow).
 template <typename T>
@@ -57,16 +65,85 @@ class ReluGradCpu final : public OpKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& gradients = ctx.input(0);
     const Tensor& features = ctx.input(1);
-    if (gradients.shape() != features.shape()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("gradients and features must have the same shape: %s vs. %s",
-                          gradients.shape().DebugString(), features.shape().DebugString()));
-    }
+    RETURN_IF_ERROR(CheckSameShapes(gradients, features, "features"));
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, features.shape()));
     auto f = features.flat<T>();
     out->flat<T>().device(ctx.eigen_cpu()) = gradients.flat<T>() * (f > T(0)).template cast<T>();
     return absl::OkStatus();
   }
+};
+
+// Elu: x where x > 0, exp(x) - 1 elsewhere. Its gradient reads the
+// output: g where it is > 0, g * (output + 1) elsewhere, as TensorFlow's.
+template <typename T>
+class EluCpu final : public OpKernel {
+ public:
+  explicit EluCpu(const OpKernelConstruction& c) : OpKernel(c) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ctx.input(0).shape()));
+    auto x = ctx.input(0).flat<T>();
+    out->flat<T>().device(ctx.eigen_cpu()) = (x > T(0)).select(x, x.exp() - T(1));
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class EluGradCpu final : public OpKernel {
+ public:
+  explicit EluGradCpu(const OpKernelConstruction& c) : OpKernel(c) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& gradients = ctx.input(0);
+    const Tensor& outputs = ctx.input(1);
+    RETURN_IF_ERROR(CheckSameShapes(gradients, outputs, "outputs"));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, outputs.shape()));
+    auto g = gradients.flat<T>();
+    auto y = outputs.flat<T>();
+    out->flat<T>().device(ctx.eigen_cpu()) = (y > T(0)).select(g, g * (y + T(1)));
+    return absl::OkStatus();
+  }
+};
+
+// LeakyRelu: x where x > 0, alpha * x elsewhere; its gradient passes g
+// where the feature was > 0 and alpha * g elsewhere.
+template <typename T>
+class LeakyReluCpu final : public OpKernel {
+ public:
+  LeakyReluCpu(const OpKernelConstruction& c, float alpha) : OpKernel(c), alpha_(alpha) {}
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(const float alpha, GetFloatAttr(c.def(), "alpha"));
+    return std::unique_ptr<OpKernel>(std::make_unique<LeakyReluCpu>(c, alpha));
+  }
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, ctx.input(0).shape()));
+    auto x = ctx.input(0).flat<T>();
+    out->flat<T>().device(ctx.eigen_cpu()) = (x > T(0)).select(x, x * T(alpha_));
+    return absl::OkStatus();
+  }
+
+ private:
+  const float alpha_;
+};
+
+template <typename T>
+class LeakyReluGradCpu final : public OpKernel {
+ public:
+  LeakyReluGradCpu(const OpKernelConstruction& c, float alpha) : OpKernel(c), alpha_(alpha) {}
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(const float alpha, GetFloatAttr(c.def(), "alpha"));
+    return std::unique_ptr<OpKernel>(std::make_unique<LeakyReluGradCpu>(c, alpha));
+  }
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& gradients = ctx.input(0);
+    const Tensor& features = ctx.input(1);
+    RETURN_IF_ERROR(CheckSameShapes(gradients, features, "features"));
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, features.shape()));
+    auto g = gradients.flat<T>();
+    out->flat<T>().device(ctx.eigen_cpu()) = (features.flat<T>() > T(0)).select(g, g * T(alpha_));
+    return absl::OkStatus();
+  }
+
+ private:
+  const float alpha_;
 };
 
 // Softmax and LogSoftmax along the last axis; the row maximum is
@@ -262,6 +339,10 @@ void RegisterCpuNnKernels(KernelRegistry& registry) {
   RegisterForTypes<ReluCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu");
   RegisterForTypes<Relu6Cpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu6");
   RegisterForTypes<ReluGradCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "ReluGrad");
+  RegisterForTypes<EluCpu, float, double>(registry, kDeviceCpu, "Elu");
+  RegisterForTypes<EluGradCpu, float, double>(registry, kDeviceCpu, "EluGrad");
+  RegisterForTypes<LeakyReluCpu, float, double>(registry, kDeviceCpu, "LeakyRelu");
+  RegisterForTypes<LeakyReluGradCpu, float, double>(registry, kDeviceCpu, "LeakyReluGrad");
   RegisterForTypes<Softmax, float, double>(registry, kDeviceCpu, "Softmax");
   RegisterForTypes<LogSoftmax, float, double>(registry, kDeviceCpu, "LogSoftmax");
   RegisterForTypes<SoftmaxCrossEntropyCpu, float, double>(registry, kDeviceCpu,

@@ -1,18 +1,21 @@
 // Kernels for variables: reference variables (Variable, VariableV2) and
 // the ops that assign them in place, and resource variables (VarHandleOp,
-// ReadVariableOp, AssignVariableOp, VarIsInitializedOp). Both kinds live in
-// the device's ResourceMgr, found by (container, shared_name or node name).
-// Apart from AssignAdd and AssignSub they never compute on elements, so the
-// same kernels serve the GPU, copying through its device context.
+// ReadVariableOp, AssignVariableOp, VarIsInitializedOp, DisableCopyOnRead,
+// and ResourceGather on the CPU). Both kinds live in the device's
+// ResourceMgr, found by (container, shared_name or node name). Apart from
+// AssignAdd, AssignSub and ResourceGather they never compute on elements,
+// so the same kernels serve the GPU, copying through its device context.
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "graph/node_attrs.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/common/gather_geometry.h"
 #include "kernels/common/training_util.h"
 #include "kernels/framework/cpu_threads.h"
 #include "kernels/framework/device_context.h"
@@ -225,33 +228,67 @@ absl::Status CheckDtype(const char* action, DataType have, DataType want) {
 
 // Resource variables replace their tensor on every assignment, so a read
 // shares the buffer without copying and keeps its value.
+absl::StatusOr<Tensor> ReadVariable(KernelContext& ctx, DataType dtype) {
+  ASSIGN_OR_RETURN(const ResourceHandleProto* handle, GetHandle(ctx));
+  ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
+  auto var = resources->Lookup<Var>(handle->container(), handle->name());
+  if (!var.ok()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "Error while reading resource variable %s from container %s. This could mean that "
+        "the variable was uninitialized. %s",
+        handle->name(), handle->container(), var.status().message()));
+  }
+  RETURN_IF_ERROR(CheckDtype("read", (*var)->dtype(), dtype));
+  Tensor value;
+  {
+    absl::MutexLock lock((*var)->mu());
+    value = *(*var)->tensor();
+  }
+  if (!value.IsInitialized()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("Attempting to read uninitialized resource variable %s from container %s",
+                        handle->name(), handle->container()));
+  }
+  return value;
+}
+
 class ReadVariableOp final : public OpKernel {
  public:
   explicit ReadVariableOp(const OpKernelConstruction& c) : OpKernel(c), dtype_(c.output_type(0)) {}
 
   absl::Status Compute(KernelContext& ctx) const override {
-    ASSIGN_OR_RETURN(const ResourceHandleProto* handle, GetHandle(ctx));
-    ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
-    auto var = resources->Lookup<Var>(handle->container(), handle->name());
-    if (!var.ok()) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "Error while reading resource variable %s from container %s. This could mean that "
-          "the variable was uninitialized. %s",
-          handle->name(), handle->container(), var.status().message()));
-    }
-    RETURN_IF_ERROR(CheckDtype("read", (*var)->dtype(), dtype_));
-    Tensor value;
-    {
-      absl::MutexLock lock((*var)->mu());
-      value = *(*var)->tensor();
-    }
-    if (!value.IsInitialized()) {
-      return absl::FailedPreconditionError(
-          absl::StrFormat("Attempting to read uninitialized resource variable %s from container %s",
-                          handle->name(), handle->container()));
-    }
+    ASSIGN_OR_RETURN(Tensor value, ReadVariable(ctx, dtype_));
     ctx.set_output(0, std::move(value));
     return absl::OkStatus();
+  }
+
+ private:
+  const DataType dtype_;
+};
+
+// ResourceGather: rows of the variable's value (axis 0), read as
+// ReadVariableOp reads it (sharing its buffer), then gathered.
+class ResourceGatherOp final : public OpKernel {
+ public:
+  explicit ResourceGatherOp(const OpKernelConstruction& c)
+      : OpKernel(c), dtype_(c.output_type(0)) {}
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(const int64_t batch_dims, GetIntAttr(c.def(), "batch_dims"));
+    if (batch_dims != 0) {
+      return absl::UnimplementedError(
+          absl::StrFormat("ResourceGather with batch_dims %d (only 0 is supported)", batch_dims));
+    }
+    return std::unique_ptr<OpKernel>(std::make_unique<ResourceGatherOp>(c));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(const Tensor value, ReadVariable(ctx, dtype_));
+    if (value.dims() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("ResourceGather: the variable must have rank >= 1, got shape %s",
+                          value.shape().DebugString()));
+    }
+    return transform_util::GatherAlong(ctx, value, ctx.input(1), 0, "ResourceGather");
   }
 
  private:
@@ -344,6 +381,7 @@ void RegisterCpuStateKernels(KernelRegistry& r) {
   // VarHandleOp's output is host memory everywhere: host_kernels.cc gives
   // it to the GPU.
   r.Register(KernelDef("VarHandleOp").Device(kDeviceCpu), VarHandleOp::Create);
+  r.Register(KernelDef("ResourceGather").Device(kDeviceCpu), ResourceGatherOp::Create);
   for (const char* device : {kDeviceCpu, kDeviceGpu}) {
     r.Register(KernelDef("Variable").Device(device), VariableOp::Create);
     r.Register(KernelDef("VariableV2").Device(device), VariableOp::Create);

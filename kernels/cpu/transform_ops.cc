@@ -1,13 +1,15 @@
-// CPU kernels that rearrange elements: Transpose and Tile. Element copies
-// are typed, so string tensors work too.
+// CPU kernels that rearrange elements: Transpose, Tile and ReverseV2.
+// Element copies are typed, so string tensors work too.
 // clang-format off
 #include "kernels/framework/cpu_threads.h"
 // clang-format on
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/common/transform_util.h"
@@ -18,6 +20,8 @@
 namespace rill {
 namespace {
 
+using transform_util::CanonicalAxis;
+using transform_util::ReadIndices;
 using transform_util::RowMajorStrides;
 using transform_util::StridedGather;
 using transform_util::StridedView;
@@ -64,11 +68,39 @@ class TileOp final : public OpKernel {
   }
 };
 
+// ReverseV2: a view of x that walks the reversed axes backwards (from
+// their last element, with negative strides), gathered.
+class ReverseV2Op final : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  absl::Status Compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    ASSIGN_OR_RETURN(const std::vector<int64_t> axes, ReadIndices(ctx.input(1), "ReverseV2"));
+    std::vector<int64_t> strides = RowMajorStrides(x.shape());
+    std::vector<bool> reversed(static_cast<size_t>(x.dims()), false);
+    int64_t offset = 0;
+    for (const int64_t a : axes) {
+      ASSIGN_OR_RETURN(const int axis, CanonicalAxis(a, x.dims(), "ReverseV2"));
+      if (reversed[axis]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("ReverseV2: axis %d is named twice", axis));
+      }
+      reversed[axis] = true;
+      offset += std::max<int64_t>(x.dim_size(axis) - 1, 0) * strides[axis];
+      strides[axis] = -strides[axis];
+    }
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+    if (x.NumElements() == 0) return absl::OkStatus();
+    return StridedGather(x, offset, strides, *out, "ReverseV2");
+  }
+};
+
 }  // namespace
 
 void RegisterCpuTransformKernels(KernelRegistry& r) {
   r.Register(KernelDef("Transpose").Device(kDeviceCpu), MakeKernel<TransposeOp>);
   r.Register(KernelDef("Tile").Device(kDeviceCpu), MakeKernel<TileOp>);
+  r.Register(KernelDef("ReverseV2").Device(kDeviceCpu), MakeKernel<ReverseV2Op>);
 }
 
 }  // namespace rill

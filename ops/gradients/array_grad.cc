@@ -263,6 +263,11 @@ absl::Status MirrorPadGradient(const Scope& s, const Operation& op, const Output
   return absl::OkStatus();
 }
 
+absl::Status ReverseV2Grad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::ReverseV2(s, dy[0], In(op, 1)), Output()};
+  return absl::OkStatus();
+}
+
 // GatherNd: each gathered slice's gradient adds into the slice it came
 // from (ScatterNd sums repeated indices).
 absl::Status GatherNdGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
@@ -305,6 +310,7 @@ void RegisterArrayGradients(GradientRegistry& r) {
   r.Register("MirrorPad", MirrorPadGradient<false>);
   r.Register("MirrorPadGrad", MirrorPadGradient<true>);
   r.Register("GatherNd", GatherNdGrad);
+  r.Register("ReverseV2", ReverseV2Grad);
   r.Register("ScatterNd", ScatterNdGrad);
 
   // Shape queries, constants built from shapes, and the explicit stop.

@@ -322,6 +322,22 @@ absl::Status SelectGrad(const Scope& s, const Operation& op, const Outputs& dy, 
   return absl::OkStatus();
 }
 
+// SelectV2: each branch's gradient where the condition chose it, summed
+// over the dimensions the branch was broadcast along.
+absl::Status SelectV2Grad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output c = In(op, 0);
+  const Output zero = Scalar(s, 0, BaseType(dy[0].type()));
+  const Output out_shape = ops::Shape(s, Out(op, 0));
+  const auto reduced = [&](const Output& x, const Output& g) -> Output {
+    const Output x_shape = ops::Shape(s, x);
+    const ops::BroadcastGradientArgs r(s, x_shape, out_shape);
+    return ops::Reshape(s, ops::Sum(s, g, r.r0), x_shape);
+  };
+  *dx = {Output(), reduced(In(op, 1), ops::SelectV2(s, c, dy[0], zero)),
+         reduced(In(op, 2), ops::SelectV2(s, c, zero, dy[0]))};
+  return absl::OkStatus();
+}
+
 // The shape of a reduction's output had it kept its dimensions:
 // `input_shape` with 1 at every axis in `axes` (TensorFlow's reduced_shape).
 Output KeptDimsShape(const Scope& s, const Output& input_shape, const Output& axes) {
@@ -451,6 +467,7 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("AddN", AddNGrad);
   r.Register("Cast", CastGrad);
   r.Register("Select", SelectGrad);
+  r.Register("SelectV2", SelectV2Grad);
   r.Register("Sum", SumGrad);
   r.Register("Mean", MeanGrad);
   r.Register("Max", MinOrMaxGrad);
@@ -460,10 +477,11 @@ void RegisterMathGradients(GradientRegistry& r) {
   // Piecewise constant, or not numeric. Mod and TruncateMod are left out:
   // TensorFlow defines no gradient for them, so differentiating through
   // them fails there as it does here.
-  for (const char* op : {"Floor", "Ceil", "Round", "Rint", "FloorDiv", "TruncateDiv", "IsNan",
-                         "IsInf", "IsFinite", "Equal", "NotEqual", "Less", "Greater", "LessEqual",
-                         "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "ArgMax",
-                         "ArgMin", "Range", "Bucketize"}) {
+  for (const char* op :
+       {"Floor",   "Ceil",      "Round",        "Rint",       "FloorDiv",  "TruncateDiv",
+        "IsNan",   "IsInf",     "IsFinite",     "Equal",      "NotEqual",  "Less",
+        "Greater", "LessEqual", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+        "ArgMax",  "ArgMin",    "Range",        "Bucketize"}) {
     r.RegisterNoGradient(op);
   }
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/node_attrs.h"
 #include "graph/node_def_util.h"
 #include "graph/status_macros.h"
 #include "ops/gradients.h"
@@ -38,6 +39,38 @@ absl::Status Relu6Grad(const Scope& s, const Operation& op, const Outputs& dy, O
 absl::Status ReluGradGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   const Output features = In(op, 1);
   *dx = {ops::ReluGrad(s, dy[0], features), ops::ZerosLike(s, features)};
+  return absl::OkStatus();
+}
+
+absl::Status EluGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::EluGrad(s, dy[0], Out(op, 0))};
+  return absl::OkStatus();
+}
+
+// EluGrad(g, y) = g where y > 0, g * (y + 1) elsewhere: linear in g, and
+// in y with slope g where y <= 0 (TensorFlow's _EluGradGrad).
+absl::Status EluGradGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  const Output y = In(op, 1);
+  const Output negative = ops::Less(s, y, Scalar(s, 0, BaseType(y.type())));
+  *dx = {ops::EluGrad(s, dy[0], y),
+         ops::Select(s, negative, ops::Mul(s, dy[0], In(op, 0)), ops::ZerosLike(s, y))};
+  return absl::OkStatus();
+}
+
+absl::StatusOr<float> Alpha(const Operation& op) { return GetFloatAttr(grad::Def(op), "alpha"); }
+
+absl::Status LeakyReluGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  ASSIGN_OR_RETURN(const float alpha, Alpha(op));
+  *dx = {ops::LeakyReluGrad(s, dy[0], In(op, 0), ops::LeakyReluGrad::Alpha(alpha))};
+  return absl::OkStatus();
+}
+
+absl::Status LeakyReluGradGrad(const Scope& s, const Operation& op, const Outputs& dy,
+                               Outputs* dx) {
+  ASSIGN_OR_RETURN(const float alpha, Alpha(op));
+  const Output features = In(op, 1);
+  *dx = {ops::LeakyReluGrad(s, dy[0], features, ops::LeakyReluGrad::Alpha(alpha)),
+         ops::ZerosLike(s, features)};
   return absl::OkStatus();
 }
 
@@ -279,6 +312,10 @@ void RegisterNnGradients(GradientRegistry& r) {
   r.Register("TopKV2", TopKGrad);
   r.Register("Relu6", Relu6Grad);
   r.Register("ReluGrad", ReluGradGrad);
+  r.Register("Elu", EluGrad);
+  r.Register("EluGrad", EluGradGrad);
+  r.Register("LeakyRelu", LeakyReluGrad);
+  r.Register("LeakyReluGrad", LeakyReluGradGrad);
   r.Register("Softmax", SoftmaxGrad);
   r.Register("LogSoftmax", LogSoftmaxGrad);
   r.Register("SoftmaxCrossEntropyWithLogits", SoftmaxCrossEntropyGrad);

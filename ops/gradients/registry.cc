@@ -1,7 +1,10 @@
 #include <string>
 #include <vector>
 
+#include "graph/node_attrs.h"
+#include "graph/status_macros.h"
 #include "ops/gradients.h"
+#include "ops/gradients/grad_helpers.h"
 
 namespace rill {
 namespace {
@@ -14,8 +17,21 @@ absl::Status ReadVariableGrad(const Scope&, const Operation&, const std::vector<
   return absl::OkStatus();
 }
 
+// ResourceGather: the gathered rows' gradients scattered into zeros shaped
+// like the variable, summed where an index repeats. TensorFlow sends them
+// as IndexedSlices; gradients here are dense tensors.
+absl::Status ResourceGatherGrad(const Scope& s, const Operation& op, const std::vector<Output>& dy,
+                                std::vector<Output>* dx) {
+  ASSIGN_OR_RETURN(const DataType dtype, GetTypeAttr(grad::Def(op), "dtype"));
+  const Output shape = ops::Shape(s, ops::ReadVariableOp(s, grad::In(op, 0), dtype));
+  const Output indices = ops::ExpandDims(s, grad::ToInt32(s, grad::In(op, 1)), -1);
+  *dx = {ops::ScatterNd(s, indices, dy[0], shape), Output()};
+  return absl::OkStatus();
+}
+
 void RegisterStateAndRandomGradients(GradientRegistry& r) {
   r.Register("ReadVariableOp", ReadVariableGrad);
+  r.Register("ResourceGather", ResourceGatherGrad);
   for (const char* op :
        {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "IsVariableInitialized",
         "VarIsInitializedOp", "DisableCopyOnRead", "Assert"}) {

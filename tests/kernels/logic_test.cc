@@ -243,5 +243,32 @@ TEST(Assert, FailsWithItsDataWhenTheConditionIsFalse) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("assertion failed: [1 2")));
 }
 
+// SelectV2 broadcasts the condition, t and e together, as NumPy's where:
+// a [2,1] condition over [3] branches, and a scalar e.
+Tensor TrueFalse(const TensorShape& shape) {
+  Tensor cond(DT_BOOL, shape);
+  cond.data<bool>()[0] = true;
+  cond.data<bool>()[1] = false;
+  return cond;
+}
+
+TEST(SelectV2, BroadcastsItsThreeInputs) {
+  absl::StatusOr<Tensor> out = KernelTester("SelectV2")
+                                   .Input(TrueFalse({2, 1}))
+                                   .Input(MakeTensor<float>({3}, {1, 2, 3}))
+                                   .Input(MakeTensor<float>({}, {-1}))
+                                   .RunOne();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->shape(), TensorShape({2, 3}));
+  EXPECT_THAT(::rill::testing::Values<float>(*out), ::testing::ElementsAre(1, 2, 3, -1, -1, -1));
+  EXPECT_THAT(KernelTester("SelectV2")
+                  .UnknownInputShapes()
+                  .Input(TrueFalse({2}))
+                  .Input(MakeTensor<float>({3}, {1, 2, 3}))
+                  .Input(MakeTensor<float>({3}, {1, 2, 3}))
+                  .RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("do not broadcast")));
+}
+
 }  // namespace
 }  // namespace rill

@@ -12,6 +12,8 @@
 namespace rill::testing {
 namespace {
 
+using ::testing::ElementsAre;
+using ::testing::FloatNear;
 using ::testing::HasSubstr;
 
 TEST(Relu, ClampsNegatives) {
@@ -30,6 +32,32 @@ TEST(Relu6, ClampsToZeroAndSix) {
   KernelTester t("Relu6");
   t.Input<float>({4}, {-1, 3, 6, 8.5});
   EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<float>({4}, {0, 3, 6, 6}))));
+}
+
+// tf.nn.elu and tf.nn.leaky_relu on both sides of 0, and their gradients
+// (EluGrad reads the output: g * (y + 1) where y <= 0).
+TEST(Elu, IsExpMinusOneBelowZero) {
+  KernelTester t("Elu");
+  t.Input<float>({3}, {-1, 0, 2});
+  ASSERT_OK_AND_ASSIGN(Tensor y, t.RunOne());
+  EXPECT_THAT(Values<float>(y), ElementsAre(FloatNear(std::expm1(-1.0f), 1e-6f), 0, 2));
+  KernelTester g("EluGrad");
+  g.Input<float>({3}, {2, 2, 2}).Input(y);
+  ASSERT_OK_AND_ASSIGN(Tensor dx, g.RunOne());
+  EXPECT_THAT(Values<float>(dx), ElementsAre(FloatNear(2 * std::exp(-1.0f), 1e-6f), 2, 2));
+}
+
+TEST(LeakyRelu, ScalesNegativesByAlpha) {
+  KernelTester t("LeakyRelu");
+  t.Attr("alpha", 0.25f).Input<double>({3}, {-2, 0, 3});
+  EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<double>({3}, {-0.5, 0, 3}))));
+  KernelTester g("LeakyReluGrad");
+  g.Attr("alpha", 0.25f).Input<double>({3}, {5, 5, 5}).Input<double>({3}, {-2, 0, 3});
+  EXPECT_THAT(g.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<double>({3}, {1.25, 1.25, 5}))));
+  KernelTester bad("LeakyReluGrad");
+  bad.UnknownInputShapes().Input<double>({2}, {1, 1}).Input<double>({3}, {1, 1, 1});
+  EXPECT_THAT(bad.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("gradients and features must have the same shape")));
 }
 
 TEST(ReluGrad, PassesGradientWherePositive) {

@@ -306,5 +306,30 @@ TEST(ResourceVariable, ValidateShapeRejectsAnotherShape) {
                                       AllOf(HasSubstr("w"), HasSubstr("[2]"), HasSubstr("[3]"))));
 }
 
+// ResourceGather: rows of the variable (what a Keras Embedding reads), an
+// index out of range named.
+TEST(ResourceVariable, ResourceGatherTakesRows) {
+  ASSERT_OK_AND_ASSIGN(Tensor handle, HandleOp("w").RunOne());
+  auto resources = std::make_shared<ResourceMgr>();
+  KernelTester assign("AssignVariableOp");
+  assign.WithResourceMgr(resources).Input(handle).Input(
+      MakeTensor<float>({3, 2}, {1, 2, 3, 4, 5, 6}));
+  ASSERT_OK(assign.Run());
+  KernelTester gather("ResourceGather");
+  gather.WithResourceMgr(resources)
+      .Attr("dtype", DT_FLOAT)
+      .Input(handle)
+      .Input(MakeTensor<int32_t>({2, 2}, {2, 0, 0, 1}));
+  EXPECT_THAT(gather.RunOne(), ::rill::testing::IsOkAndHolds(TensorEq(
+                                   MakeTensor<float>({2, 2, 2}, {5, 6, 1, 2, 1, 2, 3, 4}))));
+  KernelTester outside("ResourceGather");
+  outside.WithResourceMgr(resources)
+      .Attr("dtype", DT_FLOAT)
+      .Input(handle)
+      .Input(MakeTensor<int64_t>({1}, {3}));
+  EXPECT_THAT(outside.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         ::testing::HasSubstr("indices[0] = 3 is not in [0, 3)")));
+}
+
 }  // namespace
 }  // namespace rill

@@ -339,5 +339,24 @@ TEST(ConcatV2, RejectsEmptyInputsWhoseSizesAlongTheAxisOverflow) {
   EXPECT_THAT(t.RunOne(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("overflow")));
 }
 
+// tf.reverse: along one axis, two, none, and a negative axis.
+TEST(ReverseV2, ReversesTheNamedAxes) {
+  const Tensor x = MakeTensor<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
+  const auto reverse = [&](std::vector<int32_t> axes) {
+    KernelTester t("ReverseV2");
+    t.Input(x).Input<int32_t>({static_cast<int64_t>(axes.size())}, axes);
+    absl::StatusOr<Tensor> out = t.RunOne();
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.ok() ? Values<int32_t>(*out) : std::vector<int32_t>();
+  };
+  EXPECT_THAT(reverse({1}), ::testing::ElementsAre(3, 2, 1, 6, 5, 4));
+  EXPECT_THAT(reverse({0, -1}), ::testing::ElementsAre(6, 5, 4, 3, 2, 1));
+  EXPECT_THAT(reverse({}), ::testing::ElementsAre(1, 2, 3, 4, 5, 6));
+  KernelTester twice("ReverseV2");
+  twice.Input(x).Input<int32_t>({2}, {1, -1});
+  EXPECT_THAT(twice.RunOne(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("axis 1 is named twice")));
+}
+
 }  // namespace
 }  // namespace rill::testing

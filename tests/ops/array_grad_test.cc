@@ -242,5 +242,12 @@ TEST(ArrayGrad, GatherNd) {
               GradientErrorBelow(kTolerance));
 }
 
+TEST(ArrayGrad, ReverseV2) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3, 2});
+  EXPECT_THAT(c.MaxError({Nonlinear(c, ops::ReverseV2(c.scope(), x, {0, 2}))}),
+              GradientErrorBelow(kTolerance));
+}
+
 }  // namespace
 }  // namespace rill

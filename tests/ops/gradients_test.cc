@@ -240,6 +240,20 @@ TEST(AddGradients, DifferentiatesWithRespectToAResourceHandle) {
   EXPECT_THAT(RunAfter(s, {assign.name()}, d[0]), ElementsAre(6.0, -2.0));
 }
 
+// ResourceGather's gradient reaches the handle as a dense tensor shaped
+// like the variable, rows gathered twice summed.
+TEST(AddGradients, ResourceGatherScattersIntoTheVariablesShape) {
+  const Scope s = ops::NewRootScope();
+  const Output handle =
+      ops::VarHandleOp(s, DT_DOUBLE, PartialTensorShape({3}), ops::VarHandleOp::SharedName("v"));
+  const Operation assign =
+      ops::AssignVariableOp(s, handle, Tensor::FromVector<double>({3, -1, 2}, {3})).operation;
+  const Output rows = ops::ResourceGather(s, handle, {2, 0, 2}, DT_DOUBLE);
+  const Output loss = ops::Sum(s, ops::Square(s, rows), 0);
+  ASSERT_OK_AND_ASSIGN(std::vector<Output> d, AddGradients(s, {loss}, {handle}));
+  EXPECT_THAT(RunAfter(s, {assign.name()}, d[0]), ElementsAre(6.0, 0.0, 8.0));
+}
+
 TEST(AddGradients, BuildsTheSameGraphEveryTime) {
   const auto build = [] {
     const Scope s = ops::NewRootScope();
@@ -293,40 +307,14 @@ TEST(GradientRegistry, TellsNoGradientFromUnknown) {
 // x to a y crosses, MaxPoolGrad (no MaxPoolGradGrad op to build it), and
 // Mod and TruncateMod, which TensorFlow cannot differentiate either.
 TEST(StandardGradients, CoverEveryStandardOp) {
-  const std::vector<std::string> without = {"Const",
-                                            "Placeholder",
-                                            "NoOp",
-                                            "VariableV2",
-                                            "Variable",
-                                            "VarHandleOp",
-                                            "AssignVariableOp",
-                                            "Assign",
-                                            "AssignAdd",
-                                            "AssignSub",
-                                            "ApplyGradientDescent",
-                                            "ApplyMomentum",
-                                            "ApplyAdam",
-                                            "SaveV2",
-                                            "RestoreV2",
-                                            "MergeV2Checkpoints",
-                                            "ShardedFilename",
-                                            "ShardedFilespec",
-                                            "StringJoin",
-                                            "_Send",
-                                            "_Recv",
-                                            "MaxPoolGrad",
-                                            "Mod",
-                                            "TruncateMod",
-                                            // As in TensorFlow's C++ API: no gradient
-                                            // through a call or functional control flow.
-                                            "PartitionedCall",
-                                            "StatefulPartitionedCall",
-                                            "If",
-                                            "StatelessIf",
-                                            "Case",
-                                            "StatelessCase",
-                                            "While",
-                                            "StatelessWhile"};
+  const std::vector<std::string> without = {
+      "Const", "Placeholder", "NoOp", "VariableV2", "Variable", "VarHandleOp", "AssignVariableOp",
+      "Assign", "AssignAdd", "AssignSub", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam",
+      "SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec",
+      "StringJoin", "_Send", "_Recv", "MaxPoolGrad", "Mod", "TruncateMod",
+      // As in TensorFlow's C++ API: no gradient through a call or functional control flow.
+      "PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "Case", "StatelessCase",
+      "While", "StatelessWhile"};
   for (const std::string& op : StandardOps().OpNames()) {
     if (std::find(without.begin(), without.end(), op) != without.end()) continue;
     EXPECT_OK(StandardGradients().Lookup(op).status()) << op;

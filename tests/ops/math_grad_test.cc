@@ -401,5 +401,17 @@ TEST(MathGrad, DivNoNan) {
   EXPECT_THAT(c.MaxError({ops::DivNoNan(c.scope(), x, y)}), GradientErrorBelow(kTolerance));
 }
 
+// SelectV2 with each input broadcast: the branches' gradients summed back
+// over the dimensions they were broadcast along.
+TEST(MathGrad, SelectV2Broadcasting) {
+  GradientChecker c;
+  const Output cond =
+      ops::Const(c.scope(), Tensor::FromVector<bool>({true, false}, {2, 1}), DT_BOOL);
+  const Output t = c.RandomInput({3});
+  const Output e = c.RandomInput({2, 3});
+  EXPECT_THAT(c.MaxError({ops::Square(c.scope(), ops::SelectV2(c.scope(), cond, t, e))}),
+              GradientErrorBelow(kTolerance));
+}
+
 }  // namespace
 }  // namespace rill

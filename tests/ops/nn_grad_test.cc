@@ -231,5 +231,27 @@ INSTANTIATE_TEST_SUITE_P(
                       PoolCase{"Same2x3Stride1", {1, 2, 3, 1}, {1, 1, 1, 1}, "SAME"}),
     [](const ::testing::TestParamInfo<PoolCase>& info) { return info.param.name; });
 
+TEST(NnGrad, EluAndLeakyRelu) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3}, -2, 2, /*min_abs=*/0.1);
+  EXPECT_THAT(c.MaxError({ops::Elu(c.scope(), x)}), GradientErrorBelow(1e-7));
+  EXPECT_THAT(c.MaxError({ops::LeakyRelu(c.scope(), x, ops::LeakyRelu::Alpha(0.3f))}),
+              GradientErrorBelow(1e-7));
+}
+
+// Second derivatives: the gradient of EluGrad and LeakyReluGrad in both
+// inputs.
+TEST(NnGrad, EluGradAndLeakyReluGrad) {
+  GradientChecker c;
+  const Output g = c.RandomInput({4});
+  const Output x = c.RandomInput({4}, -2, 2, /*min_abs=*/0.1);
+  EXPECT_THAT(c.MaxError({ops::EluGrad(c.scope(), g, ops::Elu(c.scope(), x))}),
+              GradientErrorBelow(1e-7));
+  EXPECT_THAT(
+      c.MaxError({ops::Square(
+          c.scope(), ops::LeakyReluGrad(c.scope(), g, x, ops::LeakyReluGrad::Alpha(0.3f)))}),
+      GradientErrorBelow(1e-7));
+}
+
 }  // namespace
 }  // namespace rill
