@@ -3,6 +3,7 @@
 // TensorFlow's, so the Keras graphs that pad before a convolution run.
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "graph/op_def_builder.h"
@@ -93,22 +94,20 @@ void RegisterPadOps(OpRegistry& r) {
             .Attr("T: type")
             .Attr("Tpaddings: {int32, int64} = DT_INT32")
             .SetShapeFn(PadShape));
-  r.Add(OpDefBuilder("MirrorPad")
-            .Input("input: T")
-            .Input("paddings: Tpaddings")
-            .Output("output: T")
-            .Attr("T: type")
-            .Attr("Tpaddings: {int32, int64} = DT_INT32")
-            .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
-            .SetShapeFn(PadShape));
-  r.Add(OpDefBuilder("MirrorPadGrad")
-            .Input("input: T")
-            .Input("paddings: Tpaddings")
-            .Output("output: T")
-            .Attr("T: type")
-            .Attr("Tpaddings: {int32, int64} = DT_INT32")
-            .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
-            .SetShapeFn(MirrorPadGradShape));
+  // MirrorPadGrad takes the padded gradient back to the input's shape.
+  using ShapeFn = absl::Status (*)(InferenceContext&);
+  for (const auto& [name, shape] :
+       {std::pair<const char*, ShapeFn>{"MirrorPad", PadShape},
+        std::pair<const char*, ShapeFn>{"MirrorPadGrad", MirrorPadGradShape}}) {
+    r.Add(OpDefBuilder(name)
+              .Input("input: T")
+              .Input("paddings: Tpaddings")
+              .Output("output: T")
+              .Attr("T: type")
+              .Attr("Tpaddings: {int32, int64} = DT_INT32")
+              .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
+              .SetShapeFn(shape));
+  }
 }
 
 }  // namespace rill

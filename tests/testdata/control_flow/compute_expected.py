@@ -5,7 +5,7 @@
 # Usage: compute_expected.py [DIR]
 #   DIR holds the .pb files; by default the folder of this script, where they
 #   are. Needs python3 and numpy, not TensorFlow and not the protobuf module:
-#   the few GraphDef fields used are decoded here by hand.
+#   the few GraphDef fields used are decoded by hand (../protobuf_wire.py).
 #
 # For each graph it prints the facts README.md lists (ops, placeholders,
 # frames) and then, for each input, the expected output: the value the
@@ -20,42 +20,14 @@ import sys
 
 import numpy as np
 
-# --- A minimal protobuf wire reader for GraphDef --------------------------
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from protobuf_wire import fields, varint  # noqa: E402
+
+# --- GraphDef, read with the wire reader (../protobuf_wire.py) -------------
 
 DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64, 10: np.bool_}
 DTYPE_NAMES = {1: 'float', 2: 'double', 3: 'int32', 7: 'string', 9: 'int64',
                10: 'bool', 20: 'resource'}
-
-
-def _varint(buf, pos):
-    result = shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return result, pos
-
-
-def _fields(buf):
-    """Yields (field number, wire type, value) for each field of a message."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 1:
-            value, pos = buf[pos:pos + 8], pos + 8
-        elif wire == 2:
-            size, pos = _varint(buf, pos)
-            value, pos = buf[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise ValueError('unsupported wire type %d' % wire)
-        yield number, wire, value
 
 
 def _signed(value):
@@ -68,7 +40,7 @@ def _varints(value, wire):
         return [_signed(value)]
     out, pos = [], 0
     while pos < len(value):
-        item, pos = _varint(value, pos)
+        item, pos = varint(value, pos)
         out.append(_signed(item))
     return out
 
@@ -76,9 +48,9 @@ def _varints(value, wire):
 def _shape(buf):
     """TensorShapeProto: a list of sizes (-1 unknown), None if rank unknown."""
     dims, unknown_rank = [], False
-    for number, _, value in _fields(buf):
+    for number, _, value in fields(buf):
         if number == 2:
-            for dim_field, _, size in _fields(value):
+            for dim_field, _, size in fields(value):
                 if dim_field == 1:
                     dims.append(_signed(size))
         elif number == 3:
@@ -89,7 +61,7 @@ def _shape(buf):
 def _tensor(buf):
     """TensorProto of a numeric dtype as a numpy array."""
     dtype, shape, content, values = 1, [], None, []
-    for number, wire, value in _fields(buf):
+    for number, wire, value in fields(buf):
         if number == 1:
             dtype = value
         elif number == 2:
@@ -114,7 +86,7 @@ def _tensor(buf):
 
 
 def _attr(buf):
-    for number, wire, value in _fields(buf):
+    for number, wire, value in fields(buf):
         if number == 2:
             return value.decode()
         if number in (3, 6):
@@ -133,7 +105,7 @@ def _attr(buf):
 class Node:
     def __init__(self, buf):
         self.name, self.op, self.inputs, self.attr = '', '', [], {}
-        for number, _, value in _fields(buf):
+        for number, _, value in fields(buf):
             if number == 1:
                 self.name = value.decode()
             elif number == 2:
@@ -142,7 +114,7 @@ class Node:
                 self.inputs.append(value.decode())
             elif number == 5:
                 key = attr = None
-                for entry_field, _, entry in _fields(value):
+                for entry_field, _, entry in fields(value):
                     if entry_field == 1:
                         key = entry.decode()
                     elif entry_field == 2:
@@ -155,11 +127,11 @@ class Graph:
         self.nodes, self.producer = [], None
         with open(path, 'rb') as f:
             buf = f.read()
-        for number, _, value in _fields(buf):
+        for number, _, value in fields(buf):
             if number == 1:
                 self.nodes.append(Node(value))
             elif number == 4:
-                self.producer = dict((n, v) for n, _, v in _fields(value)).get(1, 0)
+                self.producer = dict((n, v) for n, _, v in fields(value)).get(1, 0)
         self.node = {n.name: n for n in self.nodes}
 
     def const(self, name):

@@ -15,38 +15,10 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from protobuf_wire import fields, varint  # noqa: E402
+
 DTYPES = {1: np.float32, 2: np.float64, 3: np.int32, 9: np.int64}
-
-
-def varint(buf, pos):
-    value = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if b < 0x80:
-            return value, pos
-
-
-def fields(buf):
-    """(field number, wire type, value) of a protobuf message's fields."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = varint(buf, pos)
-        elif wire == 1:
-            value, pos = buf[pos:pos + 8], pos + 8
-        elif wire == 2:
-            size, pos = varint(buf, pos)
-            value, pos = buf[pos:pos + size], pos + size
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise ValueError('wire type %d' % wire)
-        yield number, wire, value
 
 
 def block_entries(table, offset, size):
