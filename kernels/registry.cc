@@ -21,6 +21,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuTopKKernels(registry);
   RegisterCpuGatherNdKernels(registry);
   RegisterCpuPadKernels(registry);
+  RegisterCpuResizeBilinearKernels(registry);
   RegisterCpuScanKernels(registry);
   RegisterCpuAssertKernels(registry);
   RegisterCpuBatchNormKernels(registry);

@@ -25,6 +25,7 @@ void RegisterCpuGatherKernels(KernelRegistry& registry);       // cpu/gather_ops
 void RegisterCpuTopKKernels(KernelRegistry& registry);         // cpu/topk_op.cc
 void RegisterCpuGatherNdKernels(KernelRegistry& registry);     // cpu/gather_nd_ops.cc
 void RegisterCpuPadKernels(KernelRegistry& registry);          // cpu/pad_ops.cc
+void RegisterCpuResizeBilinearKernels(KernelRegistry& registry);  // cpu/resize_bilinear_ops.cc
 void RegisterCpuScanKernels(KernelRegistry& registry);         // cpu/scan_ops.cc
 void RegisterCpuAssertKernels(KernelRegistry& registry);       // cpu/assert_op.cc
 void RegisterCpuBatchNormKernels(KernelRegistry& registry);    // cpu/batch_norm_ops.cc

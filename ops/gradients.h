@@ -18,6 +18,7 @@ void RegisterDataFlowGradients(GradientRegistry& registry);  // gradients/data_f
 void RegisterQueueGradients(GradientRegistry& registry);  // gradients/queue_grad.cc
 void RegisterControlFlowGradients(GradientRegistry& registry);  // gradients/control_flow_grad.cc
 void RegisterScanGradients(GradientRegistry& registry);   // gradients/scan_grad.cc
+void RegisterImageGradients(GradientRegistry& registry);  // gradients/image_grad.cc
 void RegisterBatchNormGradients(GradientRegistry& registry);  // gradients/batch_norm_grad.cc
 
 // Every standard op's gradient (or its no-gradient declaration).

@@ -26,6 +26,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterFunctionalOps(registry);
   RegisterPadOps(registry);
   RegisterLoggingOps(registry);
+  RegisterImageOps(registry);
   RegisterBatchNormOps(registry);
 }
 

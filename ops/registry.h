@@ -27,6 +27,7 @@ void RegisterControlFlowOps(OpRegistry& registry);  // control_flow_ops.cc
 void RegisterFunctionalOps(OpRegistry& registry);   // functional_ops.cc
 void RegisterPadOps(OpRegistry& registry);          // pad_ops.cc
 void RegisterLoggingOps(OpRegistry& registry);      // logging_ops.cc
+void RegisterImageOps(OpRegistry& registry);        // image_ops.cc
 void RegisterBatchNormOps(OpRegistry& registry);    // batch_norm_ops.cc
 
 // Registers every family above into `registry`.

@@ -79,6 +79,7 @@ const GradientRegistry& StandardGradients() {
     RegisterQueueGradients(*r);
     RegisterControlFlowGradients(*r);
     RegisterScanGradients(*r);
+    RegisterImageGradients(*r);
     RegisterBatchNormGradients(*r);
     return r;
   }();
