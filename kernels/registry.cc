@@ -13,6 +13,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuMatMulKernels(registry);
   RegisterCpuNnKernels(registry);
   RegisterCpuConvKernels(registry);
+  RegisterCpuDepthwiseConvKernels(registry);
   RegisterCpuArrayKernels(registry);
   RegisterCpuTransformKernels(registry);
   RegisterCpuSliceKernels(registry);

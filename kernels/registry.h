@@ -17,6 +17,7 @@ void RegisterCpuLogicKernels(KernelRegistry& registry);        // cpu/logic_ops.
 void RegisterCpuMatMulKernels(KernelRegistry& registry);       // cpu/matmul_ops.cc
 void RegisterCpuNnKernels(KernelRegistry& registry);           // cpu/nn_ops.cc
 void RegisterCpuConvKernels(KernelRegistry& registry);         // cpu/conv_ops.cc, pooling_ops.cc
+void RegisterCpuDepthwiseConvKernels(KernelRegistry& registry);  // cpu/depthwise_conv_ops.cc
 void RegisterCpuArrayKernels(KernelRegistry& registry);        // cpu/array_ops.cc (Const: CPU, GPU)
 void RegisterCpuTransformKernels(KernelRegistry& registry);    // cpu/transform_ops.cc
 void RegisterCpuSliceKernels(KernelRegistry& registry);        // cpu/slice_ops.cc

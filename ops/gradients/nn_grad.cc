@@ -1,6 +1,6 @@
 // Gradients of the neural-network ops, after TensorFlow's nn_grad.py:
-// activations, softmax and its losses, bias addition, convolution,
-// pooling and top-k.
+// activations, softmax and its losses, bias addition, convolution
+// (depthwise too), pooling and top-k.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -173,53 +173,80 @@ absl::Status BiasAddGradGrad(const Scope& s, const Operation& op, const Outputs&
   return absl::OkStatus();
 }
 
+// The attrs of Conv2D or DepthwiseConv2dNative and their backprops; a
+// gradient is built from the same family's ops.
 struct ConvAttrs {
+  bool depthwise = false;
   std::vector<int64_t> strides;
   std::string padding;
   std::vector<int64_t> explicit_paddings;
   std::string data_format;
   std::vector<int64_t> dilations;
-  bool use_cudnn_on_gpu = true;
+  bool use_cudnn_on_gpu = true;  // Conv2D's only.
 };
 
 absl::StatusOr<ConvAttrs> ReadConvAttrs(const Operation& op) {
   const NodeDef& def = grad::Def(op);
   ConvAttrs a;
+  a.depthwise = def.op().starts_with("DepthwiseConv2dNative");
   ASSIGN_OR_RETURN(a.strides, GetIntListAttr(def, "strides"));
   ASSIGN_OR_RETURN(a.padding, GetStringAttr(def, "padding"));
   ASSIGN_OR_RETURN(a.explicit_paddings, GetIntListAttr(def, "explicit_paddings"));
   ASSIGN_OR_RETURN(a.data_format, GetStringAttr(def, "data_format"));
   ASSIGN_OR_RETURN(a.dilations, GetIntListAttr(def, "dilations"));
-  ASSIGN_OR_RETURN(a.use_cudnn_on_gpu, GetBoolAttr(def, "use_cudnn_on_gpu"));
+  if (!a.depthwise) {
+    ASSIGN_OR_RETURN(a.use_cudnn_on_gpu, GetBoolAttr(def, "use_cudnn_on_gpu"));
+  }
   return a;
 }
 
-// The optional attrs of Conv2D and its two backprops, which share them.
+// The optional attrs of a convolution op, which each family's three ops
+// share.
 template <typename ConvOp>
 typename ConvOp::Attrs OptionalAttrs(const ConvAttrs& a) {
-  return typename ConvOp::Attrs()
-      .UseCudnnOnGpu(a.use_cudnn_on_gpu)
-      .ExplicitPaddings(a.explicit_paddings)
-      .DataFormat(a.data_format)
-      .Dilations(a.dilations);
+  const auto attrs = typename ConvOp::Attrs()
+                         .ExplicitPaddings(a.explicit_paddings)
+                         .DataFormat(a.data_format)
+                         .Dilations(a.dilations);
+  if constexpr (requires { attrs.UseCudnnOnGpu(true); }) {
+    return attrs.UseCudnnOnGpu(a.use_cudnn_on_gpu);
+  } else {
+    return attrs;
+  }
 }
 
 Output Conv(const Scope& s, const ConvAttrs& a, const Output& input, const Output& filter) {
+  if (a.depthwise) {
+    return ops::DepthwiseConv2dNative(s, input, filter, a.strides, a.padding,
+                                      OptionalAttrs<ops::DepthwiseConv2dNative>(a));
+  }
   return ops::Conv2D(s, input, filter, a.strides, a.padding, OptionalAttrs<ops::Conv2D>(a));
 }
 
 Output ConvInputGrad(const Scope& s, const ConvAttrs& a, const Output& input_sizes,
                      const Output& filter, const Output& out_backprop) {
+  if (a.depthwise) {
+    return ops::DepthwiseConv2dNativeBackpropInput(
+        s, input_sizes, filter, out_backprop, a.strides, a.padding,
+        OptionalAttrs<ops::DepthwiseConv2dNativeBackpropInput>(a));
+  }
   return ops::Conv2DBackpropInput(s, input_sizes, filter, out_backprop, a.strides, a.padding,
                                   OptionalAttrs<ops::Conv2DBackpropInput>(a));
 }
 
 Output ConvFilterGrad(const Scope& s, const ConvAttrs& a, const Output& input,
                       const Output& filter_sizes, const Output& out_backprop) {
+  if (a.depthwise) {
+    return ops::DepthwiseConv2dNativeBackpropFilter(
+        s, input, filter_sizes, out_backprop, a.strides, a.padding,
+        OptionalAttrs<ops::DepthwiseConv2dNativeBackpropFilter>(a));
+  }
   return ops::Conv2DBackpropFilter(s, input, filter_sizes, out_backprop, a.strides, a.padding,
                                    OptionalAttrs<ops::Conv2DBackpropFilter>(a));
 }
 
+// Conv2D's and DepthwiseConv2dNative's (TensorFlow's
+// _DepthwiseConv2dNativeGrad has the same form).
 absl::Status Conv2DGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(op));
   const Output input = In(op, 0);
@@ -230,7 +257,8 @@ absl::Status Conv2DGrad(const Scope& s, const Operation& op, const Outputs& dy, 
 }
 
 // Conv2DBackpropInput(sizes, filter, out_backprop) is linear in each of
-// filter and out_backprop.
+// filter and out_backprop; so is the depthwise one, and so for the filter
+// backprops below.
 absl::Status Conv2DBackpropInputGrad(const Scope& s, const Operation& op, const Outputs& dy,
                                      Outputs* dx) {
   ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(op));
@@ -325,6 +353,9 @@ void RegisterNnGradients(GradientRegistry& r) {
   r.Register("Conv2D", Conv2DGrad);
   r.Register("Conv2DBackpropInput", Conv2DBackpropInputGrad);
   r.Register("Conv2DBackpropFilter", Conv2DBackpropFilterGrad);
+  r.Register("DepthwiseConv2dNative", Conv2DGrad);
+  r.Register("DepthwiseConv2dNativeBackpropInput", Conv2DBackpropInputGrad);
+  r.Register("DepthwiseConv2dNativeBackpropFilter", Conv2DBackpropFilterGrad);
   r.Register("MaxPool", MaxPoolGrad);
   r.Register("AvgPool", AvgPoolGrad);
 }

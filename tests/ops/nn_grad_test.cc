@@ -192,6 +192,110 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{"Dilated", {1, 1, 1, 1}, "VALID", {}, {1, 2, 1, 1}}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
 
+// The same cases for DepthwiseConv2dNative (channel multiplier 2), each in
+// both data formats: the NCHW run permutes the NHWC case.
+class DepthwiseGradTest : public ::testing::TestWithParam<ConvCase> {
+ protected:
+  struct Format {
+    std::string name;
+    bool nchw;
+    // An NHWC shape or 4-entry attr in this format.
+    std::vector<int64_t> Dims(const std::vector<int64_t>& v) const {
+      return nchw ? std::vector<int64_t>{v[0], v[3], v[1], v[2]} : v;
+    }
+    // An NHWC image shape in this format, as an input_sizes value.
+    std::vector<int32_t> ImageSizes(const std::vector<int64_t>& v) const {
+      const std::vector<int64_t> dims = Dims(v);
+      return std::vector<int32_t>(dims.begin(), dims.end());
+    }
+    std::vector<int64_t> Pads(const std::vector<int64_t>& p) const {
+      if (!nchw || p.empty()) return p;
+      return {p[0], p[1], p[6], p[7], p[2], p[3], p[4], p[5]};
+    }
+  };
+  static std::vector<Format> Formats() { return {{"NHWC", false}, {"NCHW", true}}; }
+
+  template <typename Op>
+  typename Op::Attrs Attrs(const Format& f) const {
+    return typename Op::Attrs()
+        .ExplicitPaddings(f.Pads(GetParam().explicit_paddings))
+        .DataFormat(f.name)
+        .Dilations(f.Dims(GetParam().dilations));
+  }
+
+  Output Forward(const Scope& s, const Format& f, const Output& input, const Output& filter) const {
+    return ops::DepthwiseConv2dNative(s, input, filter, f.Dims(GetParam().strides),
+                                      GetParam().padding, Attrs<ops::DepthwiseConv2dNative>(f));
+  }
+
+  static std::vector<int64_t> InputDims() { return {2, 5, 5, 2}; }
+  static std::vector<int64_t> FilterDims() { return {3, 3, 2, 2}; }
+};
+
+TEST_P(DepthwiseGradTest, DepthwiseConv2dNativeInInputAndFilter) {
+  for (const Format& f : Formats()) {
+    SCOPED_TRACE(f.name);
+    GradientChecker c;
+    const Output input = c.RandomInput(TensorShape(f.Dims(InputDims())));
+    const Output filter = c.RandomInput(TensorShape(FilterDims()));
+    const Output y = Forward(c.scope(), f, input, filter);
+    EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(kTolerance));
+  }
+}
+
+TEST_P(DepthwiseGradTest, BackpropInputInFilterAndOutBackprop) {
+  const ConvCase& p = GetParam();
+  for (const Format& f : Formats()) {
+    SCOPED_TRACE(f.name);
+    GradientChecker c;
+    // Only gives the forward convolution's output shape; never run.
+    const Output input = ops::Placeholder(
+        c.scope(), DT_DOUBLE, ops::Placeholder::Shape(TensorShape(f.Dims(InputDims()))));
+    const Output filter = c.RandomInput(TensorShape(FilterDims()));
+    const Output conv = Forward(c.scope(), f, input, filter);
+    ASSERT_TRUE(conv.shape().IsFullyDefined()) << conv.shape().DebugString();
+    const Output out_backprop = c.RandomInput(conv.shape().AsTensorShape().value());
+    const Output y = ops::DepthwiseConv2dNativeBackpropInput(
+        c.scope(),
+        ops::Const(c.scope(), Tensor::FromVector<int32_t>(f.ImageSizes(InputDims()), {4}),
+                   DT_INT32),
+        filter, out_backprop, f.Dims(p.strides), p.padding,
+        Attrs<ops::DepthwiseConv2dNativeBackpropInput>(f));
+    EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(kTolerance));
+  }
+}
+
+TEST_P(DepthwiseGradTest, BackpropFilterInInputAndOutBackprop) {
+  const ConvCase& p = GetParam();
+  for (const Format& f : Formats()) {
+    SCOPED_TRACE(f.name);
+    GradientChecker c;
+    const Output input = c.RandomInput(TensorShape(f.Dims(InputDims())));
+    // Only gives the forward convolution's output shape; never run.
+    const Output filter =
+        ops::Placeholder(c.scope(), DT_DOUBLE, ops::Placeholder::Shape(TensorShape(FilterDims())));
+    const Output conv = Forward(c.scope(), f, input, filter);
+    ASSERT_TRUE(conv.shape().IsFullyDefined()) << conv.shape().DebugString();
+    const Output out_backprop = c.RandomInput(conv.shape().AsTensorShape().value());
+    const Output y = ops::DepthwiseConv2dNativeBackpropFilter(
+        c.scope(), input,
+        ops::Const(c.scope(), Tensor::FromVector<int32_t>({3, 3, 2, 2}, {4}), DT_INT32),
+        out_backprop, f.Dims(p.strides), p.padding,
+        Attrs<ops::DepthwiseConv2dNativeBackpropFilter>(f));
+    EXPECT_THAT(c.MaxError({y}), GradientErrorBelow(kTolerance));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NnGrad, DepthwiseGradTest,
+    ::testing::Values(
+        ConvCase{"Same", {1, 1, 1, 1}, "SAME", {}, {1, 1, 1, 1}},
+        ConvCase{"ValidStride2", {1, 2, 2, 1}, "VALID", {}, {1, 1, 1, 1}},
+        ConvCase{"SameStride2", {1, 2, 2, 1}, "SAME", {}, {1, 1, 1, 1}},
+        ConvCase{"Explicit", {1, 1, 2, 1}, "EXPLICIT", {0, 0, 1, 0, 2, 1, 0, 0}, {1, 1, 1, 1}},
+        ConvCase{"Dilated", {1, 1, 1, 1}, "VALID", {}, {1, 2, 1, 1}}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
+
 struct PoolCase {
   std::string name;
   std::vector<int64_t> ksize;
