@@ -186,6 +186,35 @@ absl::Status Conv2DBackpropFilterShape(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// DepthwiseConv2dNative: each input channel convolved with its own
+// `channel_multiplier` filters (the filter is [h, w, in_channels,
+// channel_multiplier]), in_channels * channel_multiplier out.
+absl::Status DepthwiseConv2dShape(InferenceContext& c) {
+  ASSIGN_OR_RETURN(ImageLayout l, LayoutOf(c));
+  ASSIGN_OR_RETURN(PartialTensorShape input, c.WithRank(c.input(0), 4, 0));
+  ASSIGN_OR_RETURN(PartialTensorShape filter, c.WithRank(c.input(1), 4, 1));
+  ASSIGN_OR_RETURN(const int64_t in_depth,
+                   c.MergeDim(input.dim_size(l.channels), filter.dim_size(2)));
+  ASSIGN_OR_RETURN(auto out, SpatialOutputSizes(c, l, input,
+                                                {filter.dim_size(0), filter.dim_size(1)}, true));
+  const int64_t multiplier = filter.dim_size(3);
+  const int64_t depth = in_depth >= 0 && multiplier >= 0 ? in_depth * multiplier : -1;
+  ASSIGN_OR_RETURN(PartialTensorShape shape,
+                   ImageShape(l, input.dim_size(l.batch), out[0], out[1], depth));
+  c.set_output(0, std::move(shape));
+  return absl::OkStatus();
+}
+
+// Its backprops: the known value of input_sizes (filter_sizes), rank 4.
+absl::Status DepthwiseBackpropShape(InferenceContext& c) {
+  const int sizes = c.node().op() == "DepthwiseConv2dNativeBackpropInput" ? 0 : 1;
+  ASSIGN_OR_RETURN(PartialTensorShape value, c.MakeShapeFromShapeTensor(sizes));
+  ASSIGN_OR_RETURN(PartialTensorShape out, c.WithRank(value, 4, sizes));
+  RETURN_IF_ERROR(c.WithRank(c.input(2), 4, 2).status());
+  c.set_output(0, std::move(out));
+  return absl::OkStatus();
+}
+
 absl::Status PoolShape(InferenceContext& c) {
   ASSIGN_OR_RETURN(ImageLayout l, LayoutOf(c));
   ASSIGN_OR_RETURN(std::string format, c.GetStringAttr("data_format"));
@@ -304,6 +333,13 @@ absl::Status TopKShape(InferenceContext& c) {
   return absl::OkStatus();
 }
 
+// TensorFlow's DepthwiseConv2dNative family: Conv2D's attrs without
+// use_cudnn_on_gpu.
+OpDefBuilder DepthwiseAttrs(OpDefBuilder op) {
+  return op.Attr(kFloatTypes).Attr("strides: list(int)").Attr(kConvPadding)
+      .Attr(kExplicitPaddings).Attr(kDataFormat).Attr("dilations: list(int) = [1, 1, 1, 1]");
+}
+
 OpDefBuilder Conv2DAttrs(OpDefBuilder op, std::string types) {
   return op.Attr(std::move(types)).Attr("strides: list(int)")
       .Attr("use_cudnn_on_gpu: bool = true").Attr(kConvPadding).Attr(kExplicitPaddings)
@@ -367,6 +403,17 @@ void RegisterNnOps(OpRegistry& r) {
                         .Output("output: T"),
                     kFloatTypes)
             .SetShapeFn(Conv2DBackpropFilterShape));
+  r.Add(DepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNative").Input("input: T")
+                           .Input("filter: T").Output("output: T"))
+            .SetShapeFn(DepthwiseConv2dShape));
+  r.Add(DepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNativeBackpropInput")
+                           .Input("input_sizes: int32").Input("filter: T")
+                           .Input("out_backprop: T").Output("output: T"))
+            .SetShapeFn(DepthwiseBackpropShape));
+  r.Add(DepthwiseAttrs(OpDefBuilder("DepthwiseConv2dNativeBackpropFilter").Input("input: T")
+                           .Input("filter_sizes: int32").Input("out_backprop: T")
+                           .Output("output: T"))
+            .SetShapeFn(DepthwiseBackpropShape));
 
   r.Add(OpDefBuilder("MaxPool").Input("input: T").Output("output: T")
             .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, "
