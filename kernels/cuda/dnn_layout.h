@@ -21,6 +21,7 @@
 #include "graph/proto/node_def.pb.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/common/nhwc_node.h"
 #include "kernels/common/window_geometry.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gpu_kernel_util.h"
@@ -101,35 +102,6 @@ inline absl::StatusOr<Format> ReadFormat(const NodeDef& node) {
       "%s on the GPU supports the NHWC and NCHW data formats, not %s", node.op(), format));
 }
 
-// A copy of an NCHW node with its layout attrs (strides, dilations, ksize,
-// explicit_paddings) in NHWC order, which the readers of
-// window_geometry.h take.
-inline NodeDef AsNhwcNode(const NodeDef& node) {
-  NodeDef nhwc = node;
-  auto& attrs = *nhwc.mutable_attr();
-  for (const char* name : {"strides", "dilations", "ksize"}) {
-    auto it = attrs.find(name);
-    if (it == attrs.end() || it->second.list().i_size() != 4) continue;
-    auto& v = *it->second.mutable_list()->mutable_i();
-    const std::array<int64_t, 4> nchw = {v[0], v[1], v[2], v[3]};
-    v[1] = nchw[2];
-    v[2] = nchw[3];
-    v[3] = nchw[1];
-  }
-  if (auto it = attrs.find("explicit_paddings");
-      it != attrs.end() && it->second.list().i_size() == 8) {
-    auto& v = *it->second.mutable_list()->mutable_i();
-    const std::vector<int64_t> nchw(v.begin(), v.end());
-    for (int i = 0; i < 2; ++i) {
-      v[2 + i] = nchw[4 + i];  // Height.
-      v[4 + i] = nchw[6 + i];  // Width.
-      v[6 + i] = nchw[2 + i];  // Channels.
-    }
-  }
-  attrs["data_format"] = MakeAttr("NHWC");
-  return nhwc;
-}
-
 // The node's layout and its attrs in NHWC order.
 struct Layout {
   Format format = Format::kNhwc;
@@ -138,7 +110,7 @@ struct Layout {
 
 inline absl::StatusOr<Layout> ReadLayout(const NodeDef& node) {
   ASSIGN_OR_RETURN(Format format, ReadFormat(node));
-  return Layout{format, format == Format::kNchw ? AsNhwcNode(node) : node};
+  return Layout{format, format == Format::kNchw ? window::AsNhwcNode(node) : node};
 }
 
 // The NHWC shape of a shape in `format`, and back; other ranks are left as
