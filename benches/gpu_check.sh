@@ -13,6 +13,9 @@
 #                    the test binaries that need a GPU (device_kernels: every kernel on every device)
 #   mlp_cpu, mlp_gpu fashion_mnist_mlp --device cpu|gpu, 1 epoch: GPU accuracy within 0.02 of CPU
 #   cnn_cpu, cnn_gpu the same with --model cnn
+#   lstm_cpu, lstm_gpu lstm_fashion_mnist --device cpu|gpu, 300 steps: the while-loop LSTM (its
+#                    Switch, LoopCond and stacks on the CPU, the cell on the GPU), accuracy >= 0.70
+#                    and the GPU's within 0.03 of the CPU's
 #   in_graph         in_graph_replication --device gpu --size 2048 --power 4 (results agree)
 #   matmul           matmul_devices gpu 8192 (GPU beside CPU)
 #   dist_cpu, dist_gpu  distributed_mnist on 1 ps + 2 workers (127.0.0.1, free ports), async, 4000
@@ -49,7 +52,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The binaries, as paths in a build tree; in a pack they are bin/<basename>.
 binaries=(cli/rill tests/runtime/device_query_test tests/kernels/device/device_kernels_test
           tests/runtime/device_gpu_devices_test tests/runtime/gpu_session_test
-          examples/fashion_mnist_mlp examples/in_graph_replication examples/matmul_devices
+          examples/fashion_mnist_mlp examples/lstm_fashion_mnist examples/in_graph_replication examples/matmul_devices
           examples/distributed_mnist benches/gpu_bench)
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -165,7 +168,7 @@ result_field() {
 # A failed program's own error line ("program: why"), else the log's last line.
 error_line() {
   local line
-  line=$(grep -E '^(rill|fashion_mnist_mlp|in_graph_replication|matmul_devices|distributed_mnist): ' "$1" | head -1)
+  line=$(grep -E '^(rill|fashion_mnist_mlp|lstm_fashion_mnist|in_graph_replication|matmul_devices|distributed_mnist): ' "$1" | head -1)
   [ -n "$line" ] || line=$(grep -v '^\$ ' "$1" | grep -v '^ *$' | tail -1)
   echo "${line:0:100}"
 }
@@ -278,14 +281,19 @@ step_gtest() {  # NAME BINARY LIMIT
   record "$name" "$status" "$step_secs" "$key"
 }
 
-# fashion_mnist_mlp on one device: NAME MODEL DEVICE; GPU runs compare with the CPU run's accuracy.
+# fashion_mnist_mlp (MODEL mlp or cnn) or lstm_fashion_mnist (MODEL lstm) on one device:
+# NAME MODEL DEVICE; GPU runs compare with the CPU run's accuracy.
 declare -A accuracy_of rate_of
 step_fashion() {
   local name=$1 model=$2 device=$3 args=(--epochs 1) tolerance=0.02 floor=0.80
-  if [ "$quick" -eq 1 ]; then
-    args=(--steps 200); [ "$model" = cnn ] && args=(--steps 30); tolerance=0.05; floor=0
+  local program=(examples/fashion_mnist_mlp --model "$model")
+  if [ "$model" = lstm ]; then
+    program=(examples/lstm_fashion_mnist --quiet); args=(--steps 300); tolerance=0.03; floor=0.70
   fi
-  run_step "$name" 120 "$(bin_of examples/fashion_mnist_mlp)" --device "$device" --model "$model" \
+  if [ "$quick" -eq 1 ]; then
+    args=(--steps 200); [ "$model" != mlp ] && args=(--steps 30); tolerance=0.05; floor=0
+  fi
+  run_step "$name" 120 "$(bin_of "${program[0]}")" "${program[@]:1}" --device "$device" \
     --data "$data" "${args[@]}" || return
   local log="$out/$name.log" acc steps seconds rate key status
   acc=$(result_field "$log" test_accuracy); steps=$(result_field "$log" steps)
@@ -468,6 +476,8 @@ if [ "${statuses[0]}" = PASS ]; then
   step_fashion mlp_gpu mlp gpu
   step_fashion cnn_cpu cnn cpu
   step_fashion cnn_gpu cnn gpu
+  step_fashion lstm_cpu lstm cpu
+  step_fashion lstm_gpu lstm gpu
   step_in_graph
   step_matmul
   step_distributed dist_cpu cpu

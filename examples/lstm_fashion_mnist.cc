@@ -6,6 +6,9 @@
 // accuracy after each epoch; --steps stops after that many steps instead of
 // epochs (--steps 50 is a quick look at the loss going down).
 // --train_rows/--test_rows use the first N examples of each split.
+// --device gpu runs the step on /gpu:0 (the loop's control ops that have
+// no GPU kernel, and the stacks, stay on the CPU by soft placement), cpu on
+// the CPU, auto (the default) where the placer puts it.
 // Between-graph training, as distributed_mnist: with --ps_hosts,
 // --worker_hosts, --job_name and --task_index the ps task serves the four
 // variables (and Adam's slots) until it is stopped (SIGTERM, SIGINT), and
@@ -13,6 +16,7 @@
 // updating them asynchronously; worker 0 initializes them.
 //   lstm_fashion_mnist [--data DIR] [--epochs N] [--steps N] [--batch N] [--threads N]
 //       [--log_every N] [--train_rows N] [--test_rows N] [--unrolled] [--quiet]
+//       [--device auto|cpu|gpu]
 //       [--ps_hosts H:P,... --worker_hosts H:P,... --job_name ps|worker --task_index N]
 #include <algorithm>
 #include <chrono>
@@ -34,6 +38,7 @@
 #include "ops/ops.h"
 #include "runtime/data/dataset.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/device/device_query.h"
 #include "runtime/distributed/cluster_spec.h"
 #include "runtime/distributed/server.h"
 #include "runtime/session.h"
@@ -53,6 +58,7 @@ struct Options {
   int64_t test_rows = 0;   // 0: all.
   bool unrolled = false;
   bool quiet = false;  // No progress line on stderr.
+  std::string device = "auto";
   // --ps_hosts, --worker_hosts, --job_name, --task_index as given: none
   // for one process.
   std::map<std::string, std::string> cluster_flags;
@@ -94,6 +100,11 @@ absl::Status Run(const Options& options, const std::optional<ServerConfig>& conf
   const MnistData test = FirstRows(test_all, options.test_rows);
 
   const int task = config ? config->task.index : 0;
+  if (options.device == "gpu") {
+    if (const GpuQuery gpus = QueryGpuDevices(); gpus.devices.empty()) {
+      return absl::FailedPreconditionError("--device gpu: this machine has no GPU: " + gpus.reason);
+    }
+  }
   std::unique_ptr<Server> server;
   Scope root = ops::NewRootScope();
   LstmModelOptions model_options{.unrolled = options.unrolled};
@@ -106,12 +117,17 @@ absl::Status Run(const Options& options, const std::optional<ServerConfig>& conf
     root = root.WithDevice(fmt::format("/job:worker/task:{}", task));
     model_options.variable_device = kPsDevice;
   }
+  if (options.device != "auto") {
+    root = root.WithDevice(fmt::format("{}/device:{}:0", config ? root.device() : "",
+                                       options.device == "gpu" ? "GPU" : "CPU"));
+  }
   ASSIGN_OR_RETURN(const LstmModel model, BuildLstmClassifier(root, model_options));
   ASSIGN_OR_RETURN(const Output ready, ReportUninitializedVariables(root, model.variables));
   ASSIGN_OR_RETURN(const GraphDef graph, root.ToGraphDef());
   SessionOptions session_options;
   session_options.inter_op_threads = options.threads;
   session_options.intra_op_threads = options.threads;
+  session_options.allow_soft_placement = true;
   std::unique_ptr<Session> session;
   if (!config) {
     ASSIGN_OR_RETURN(session, NewSession(session_options, graph));
@@ -216,11 +232,11 @@ absl::Status Run(const Options& options, const std::optional<ServerConfig>& conf
   ASSIGN_OR_RETURN(const float accuracy, evaluate());
   fmt::print(
       "result: {{\"model\": \"lstm\", \"loop\": \"{}\", \"task\": \"{}\", "
-      "\"test_accuracy\": {:.4f}, "
+      "\"device\": \"{}\", \"test_accuracy\": {:.4f}, "
       "\"epochs\": {:.2f}, \"batch_size\": {}, \"steps\": {}, \"train_seconds\": {:.3f}, "
       "\"first_loss\": {:.4f}, \"last_loss\": {:.4f}}}\n",
       options.unrolled ? "unrolled" : "while", config ? fmt::format("worker {}", task) : "local",
-      accuracy, static_cast<double>(step) / static_cast<double>(steps_per_epoch),
+      options.device, accuracy, static_cast<double>(step) / static_cast<double>(steps_per_epoch),
       options.batch_size, step, train_seconds, first_loss, last_loss);
   return absl::OkStatus();
 }
@@ -228,7 +244,7 @@ absl::Status Run(const Options& options, const std::optional<ServerConfig>& conf
 constexpr char kUsage[] =
     "usage: lstm_fashion_mnist [--data DIR] [--epochs N>=1] [--steps N>=1] [--batch N>=1] "
     "[--threads N>=0] [--log_every N>=1] [--train_rows N>=1] [--test_rows N>=1] [--unrolled] "
-    "[--quiet] [--ps_hosts H:P,... --worker_hosts H:P,... --job_name ps|worker "
+    "[--quiet] [--device auto|cpu|gpu] [--ps_hosts H:P,... --worker_hosts H:P,... --job_name ps|worker "
     "--task_index N>=0]\n";
 
 // The values of the options the shared parser has read.
@@ -257,6 +273,11 @@ absl::StatusOr<Options> ParseOptions(const cli::ParsedArgs& parsed) {
   }
   options.unrolled = parsed.Has("unrolled");
   options.quiet = parsed.Has("quiet");
+  options.device = parsed.Value("device").value_or(options.device);
+  if (options.device != "auto" && options.device != "cpu" && options.device != "gpu") {
+    return absl::InvalidArgumentError(
+        fmt::format("--device '{}': expected auto, cpu or gpu", options.device));
+  }
   return options;
 }
 
@@ -268,7 +289,7 @@ int main(int argc, char** argv) {
   const absl::StatusOr<rill::cli::ParsedArgs> parsed = rill::cli::ParseOptionsOnly(
       {argv + 1, argv + argc},
       {"data", "epochs", "steps", "batch", "threads", "log_every", "train_rows", "test_rows",
-       "ps_hosts", "worker_hosts", "job_name", "task_index"},
+       "ps_hosts", "worker_hosts", "job_name", "task_index", "device"},
       {"unrolled", "quiet"});
   if (!parsed.ok()) {
     return rill::cli::PrintUsageError("lstm_fashion_mnist", parsed.status(), kUsage);
