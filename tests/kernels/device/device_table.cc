@@ -70,7 +70,20 @@ void ExpectSame(const DeviceCase& c, const std::string& what, const Tensor& cpu,
     EXPECT_EQ(gpu.dtype(), cpu.dtype()) << what;
     EXPECT_EQ(gpu.shape(), cpu.shape()) << what;
     for (int64_t i = 0; i < gpu.NumElements(); ++i) {
-      const double v = gpu.dtype() == DT_DOUBLE ? gpu.data<double>()[i] : gpu.data<float>()[i];
+      double v = 0;
+      switch (gpu.dtype()) {
+        case DT_DOUBLE:
+          v = gpu.data<double>()[i];
+          break;
+        case DT_HALF:
+          v = static_cast<float>(gpu.data<half>()[i]);
+          break;
+        case DT_BFLOAT16:
+          v = static_cast<float>(gpu.data<bfloat16>()[i]);
+          break;
+        default:
+          v = gpu.data<float>()[i];
+      }
       ASSERT_TRUE(v >= c.low && v <= c.high) << what << ": element " << i << " is " << v
                                              << ", outside [" << c.low << ", " << c.high << "]";
     }
