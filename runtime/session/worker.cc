@@ -232,16 +232,21 @@ void Worker::Start(GraphRun* step) const {
     executor.RunAsync(step->args[p], fetched, std::move(done));
   };
   // A partition on a device with memory of its own gets its feeds copied
-  // there first, and what it fetches copied back to the host.
-  const auto run = [step, g, execute, partition_done](size_t p) {
+  // there first, and what it fetches copied back to the host. It starts
+  // on the pool: the copies finish on the device's callback thread, which
+  // must stay free to finish the copies its kernels wait for.
+  Eigen::ThreadPool* pool = inter_op_pool_.get();
+  const auto run = [step, g, execute, partition_done, pool](size_t p) {
     Device* device = g->partitions[p].device;
     if (device->device_context() == nullptr) return execute(p, partition_done);
     CopyAll(device, &step->feeds[p], /*to_device=*/true,
-            [step, p, device, execute, partition_done](absl::Status copied) {
+            [step, p, device, execute, partition_done, pool](absl::Status copied) {
               if (!copied.ok()) return partition_done(std::move(copied));
-              execute(p, [step, p, device, partition_done](absl::Status status) {
-                if (!status.ok()) return partition_done(std::move(status));
-                CopyAll(device, &step->fetched[p], /*to_device=*/false, partition_done);
+              pool->Schedule([step, p, device, execute, partition_done] {
+                execute(p, [step, p, device, partition_done](absl::Status status) {
+                  if (!status.ok()) return partition_done(std::move(status));
+                  CopyAll(device, &step->fetched[p], /*to_device=*/false, partition_done);
+                });
               });
             });
   };
