@@ -73,7 +73,8 @@ class Executor {
     // one thread, its Merge, Switch, LoopCond, Identity and NextIteration
     // nodes reduced to tensor moves. Results, errors and cancellation are
     // the same either way. Setting RILL_FUSE_LOOPS=0 in the environment
-    // turns it off for every executor.
+    // turns it off for every executor; a device with memory of its own
+    // (a GPU) never fuses.
     bool fuse_loops = true;
   };
 
@@ -161,6 +162,9 @@ class Executor {
   // runs what it readied.
   void FinishAsync(PartitionRun* step, int32_t id, bool ok) const;
   bool FetchOutputs(PartitionRun* step, const NodeItem& item, const TensorValue* outputs) const;
+  // A copy of a variable's value that later steps do not change, in the
+  // memory the device keeps it in.
+  absl::StatusOr<Tensor> Snapshot(const Tensor& value) const;
   // Reads the variables behind the inputs that take a reference's value;
   // false (the step failed) when one is uninitialized.
   bool DerefInputs(PartitionRun* step, const NodeItem& item, TensorValue* inputs) const;

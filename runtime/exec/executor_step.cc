@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
+#include "kernels/framework/device_context.h"
 #include "kernels/framework/step_resources.h"
 #include "runtime/exec/executor.h"
 #include "runtime/exec/executor_items.h"
@@ -121,6 +122,19 @@ void Executor::Abort(PartitionRun* step, const absl::Status& status) const {
   step->cancellation->Cancel(status);
 }
 
+absl::StatusOr<Tensor> Executor::Snapshot(const Tensor& value) const {
+  DeviceContext* device = device_->device_context();
+  if (device == nullptr || !value.IsInitialized() || InHostMemory(value.dtype()) ||
+      value.TotalBytes() == 0) {
+    return value.DeepCopy();
+  }
+  // In the device's memory, copied there in order with its kernels.
+  ASSIGN_OR_RETURN(Tensor copy,
+                   Tensor::Allocate(device_->allocator(), value.dtype(), value.shape()));
+  RETURN_IF_ERROR(device->CopyWithinDevice(value.raw_data(), copy.raw_data(), value.TotalBytes()));
+  return copy;
+}
+
 bool Executor::FetchOutputs(PartitionRun* step, const NodeItem& item,
                             const TensorValue* outputs) const {
   for (int32_t f = item.fetch_begin; f < item.fetch_end; ++f) {
@@ -132,16 +146,20 @@ bool Executor::FetchOutputs(PartitionRun* step, const NodeItem& item,
     }
     // A snapshot, so that later steps updating the variable do not change
     // what this step returned.
-    Tensor snapshot;
+    absl::StatusOr<Tensor> snapshot;
     {
       absl::MutexLock lock(value.ref_mu);
-      snapshot = value.ref->DeepCopy();
+      snapshot = Snapshot(*value.ref);
     }
-    if (!snapshot.IsInitialized()) {
+    if (!snapshot.ok()) {
+      Fail(step, item, snapshot.status());
+      return false;
+    }
+    if (!snapshot->IsInitialized()) {
       FailUninitialized(step, item, item.def->name());
       return false;
     }
-    (*step->fetched)[fetch] = std::move(snapshot);
+    (*step->fetched)[fetch] = *std::move(snapshot);
   }
   return true;
 }
