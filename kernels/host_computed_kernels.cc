@@ -55,7 +55,7 @@ class HostComputedKernel : public OpKernel {
         inputs[i].ref = ctx.mutable_input(i);
         inputs[i].ref_mu = ctx.input_ref_mutex(i);
       } else {
-        ASSIGN_OR_RETURN(inputs[i].tensor, ToHost(*device, ctx.input(i)));
+        ASSIGN_OR_RETURN(inputs[i].tensor, ReadToHost(*device, ctx.input(i)));
       }
     }
     KernelContext::Params params;
@@ -89,26 +89,25 @@ class HostComputedKernel : public OpKernel {
   }
 
  private:
-  // `tensor` in host memory, after the device's queued work.
-  static absl::StatusOr<Tensor> ToHost(DeviceContext& device, const Tensor& tensor) {
-    if (InHostMemory(tensor.dtype()) || tensor.TotalBytes() == 0) return tensor;
-    Tensor host;
-    absl::Status copied;
-    absl::Notification done;
-    device.CopyToHost(tensor, &host, [&](absl::Status status) {
-      copied = std::move(status);
-      done.Notify();
-    });
-    done.WaitForNotification();
-    RETURN_IF_ERROR(copied);
-    return host;
-  }
-
   const std::unique_ptr<OpKernel> cpu_;
   const DataTypeVector output_types_;
 };
 
 }  // namespace
+
+absl::StatusOr<Tensor> ReadToHost(DeviceContext& device, const Tensor& tensor) {
+  if (InHostMemory(tensor.dtype()) || tensor.TotalBytes() == 0) return tensor;
+  Tensor host;
+  absl::Status copied;
+  absl::Notification done;
+  device.CopyToHost(tensor, &host, [&](absl::Status status) {
+    copied = std::move(status);
+    done.Notify();
+  });
+  done.WaitForNotification();
+  RETURN_IF_ERROR(copied);
+  return host;
+}
 
 std::unique_ptr<OpKernel> ComputeOnHost(const OpKernelConstruction& c,
                                         std::unique_ptr<OpKernel> cpu) {

@@ -7,6 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "graph/tensor.h"
+#include "kernels/framework/device_context.h"
 #include "kernels/framework/kernel_registry.h"
 
 namespace rill {
@@ -18,6 +21,11 @@ namespace rill {
 // CPU kernel, and copies its outputs to the device. Register after the
 // device's own kernels: a node one of those takes never gets this one.
 void RegisterHostComputedKernels(KernelRegistry& registry, const std::string& device_type);
+
+// `tensor`, a device's input, in host memory once the device's queued
+// work is done: the tensor itself for a type InHostMemory keeps there or
+// an empty one, else a copy, waited for.
+absl::StatusOr<Tensor> ReadToHost(DeviceContext& device, const Tensor& tensor);
 
 // The kernel above around `cpu` (tests build it directly).
 std::unique_ptr<OpKernel> ComputeOnHost(const OpKernelConstruction& c,

@@ -11,6 +11,7 @@
 #include "graph/status_macros.h"
 #include "kernels/framework/kernel_registry.h"
 #include "kernels/framework/op_kernel.h"
+#include "kernels/host_computed_kernels.h"
 #include "kernels/registry.h"
 
 namespace rill {
@@ -24,14 +25,24 @@ void Forward(KernelContext& ctx, int input, int output) {
   }
 }
 
-absl::StatusOr<bool> ScalarPredicate(const KernelContext& ctx, int input, const char* what) {
-  const Tensor& pred = ctx.input(input);
+absl::Status CheckScalarPredicate(const Tensor& pred, const char* what) {
   if (pred.dtype() != DT_BOOL || pred.shape().dims() != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s must be a bool scalar, but has shape %s", what,
                         pred.shape().DebugString()));
   }
-  return pred.scalar<bool>();
+  return absl::OkStatus();
+}
+
+// The predicate's value. On a device with memory of its own it is read
+// back, waiting for the device: a Switch decides on the host, as
+// TensorFlow's GPU Switch does with its predicate in host memory.
+absl::StatusOr<bool> ScalarPredicate(const KernelContext& ctx, int input, const char* what) {
+  const Tensor& pred = ctx.input(input);
+  RETURN_IF_ERROR(CheckScalarPredicate(pred, what));
+  if (ctx.device_context() == nullptr) return pred.scalar<bool>();
+  ASSIGN_OR_RETURN(const Tensor host, ReadToHost(*ctx.device_context(), pred));
+  return host.scalar<bool>();
 }
 
 // Switch and RefSwitch: data goes to output_true when pred holds, else to
@@ -87,7 +98,7 @@ class LoopCondOp final : public OpKernel {
  public:
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
-    RETURN_IF_ERROR(ScalarPredicate(ctx, 0, "the loop condition").status());
+    RETURN_IF_ERROR(CheckScalarPredicate(ctx.input(0), "the loop condition"));
     ctx.set_output(0, ctx.input(0));
     return absl::OkStatus();
   }
@@ -127,8 +138,8 @@ class AbortOp final : public OpKernel {
 }  // namespace
 
 void RegisterControlFlowKernels(KernelRegistry& r) {
-  // On a GPU too: they only hand buffers on. Switch, LoopCond and Abort
-  // read their input on the host, so they run on the CPU.
+  // On a GPU too: they only hand buffers on, and a Switch reads its
+  // predicate back to the host. Abort stops a step only on the CPU.
   for (const char* device : {kDeviceCpu, kDeviceGpu}) {
     for (const char* op : {"Merge", "RefMerge"}) {
       r.Register(KernelDef(op).Device(device), MakeKernel<MergeOp>);
@@ -137,12 +148,12 @@ void RegisterControlFlowKernels(KernelRegistry& r) {
                            "RefNextIteration"}) {
       r.Register(KernelDef(op).Device(device), MakeKernel<ForwardOp>);
     }
+    for (const char* op : {"Switch", "RefSwitch"}) {
+      r.Register(KernelDef(op).Device(device), MakeKernel<SwitchOp>);
+    }
+    r.Register(KernelDef("LoopCond").Device(device), MakeKernel<LoopCondOp>);
     r.Register(KernelDef("ControlTrigger").Device(device), MakeKernel<ControlTriggerOp>);
   }
-  for (const char* op : {"Switch", "RefSwitch"}) {
-    r.Register(KernelDef(op).Device(kDeviceCpu), MakeKernel<SwitchOp>);
-  }
-  r.Register(KernelDef("LoopCond").Device(kDeviceCpu), MakeKernel<LoopCondOp>);
   r.Register(KernelDef("Abort").Device(kDeviceCpu), AbortOp::Create);
 }
 

@@ -62,6 +62,7 @@ absl::Status Executor::BuildFlow(const Params& params, const std::vector<const N
     bool constant = false;
     fn.kind = KindOf(*node, &constant);
     fn.never_dead = node->op() == "ControlTrigger";
+    fn.dead_when_empty = node->op() == "_Recv";
     fn.frame = info.frame_of[node->id()];
     FlowTemplate& t = flow->frames[fn.frame];
     fn.local = static_cast<int32_t>(t.initial_pending.size());
@@ -140,7 +141,10 @@ absl::Status Executor::BuildFlow(const Params& params, const std::vector<const N
   }
   for (const TensorEndpoint& fetch : params.fetches) fetch_names_.push_back(fetch.ToString());
   flow_ = std::move(flow);
-  if (params.fuse_loops && executor_internal::FusedLoopsEnabledByEnvironment()) {
+  // A fused loop reads its condition where it runs: on a device with
+  // memory of its own that is the Switch kernels' work.
+  if (params.fuse_loops && device_->device_context() == nullptr &&
+      executor_internal::FusedLoopsEnabledByEnvironment()) {
     BuildFusedLoops();
   }
   return absl::OkStatus();

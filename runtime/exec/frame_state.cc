@@ -162,7 +162,8 @@ void FlowState::Propagate(const TaggedNode& node, TensorValue* outputs, TaggedLi
       break;
     }
     default:
-      ActivateOutputs(node.id, frame, iter, outputs, node.dead, false, ready);
+      ActivateOutputs(node.id, frame, iter, outputs,
+                      node.dead || (info.dead_when_empty && !HasValue(outputs[0])), false, ready);
   }
   // Only an iteration with nothing left running can end.
   if (--iter->outstanding_ops == 0 && frame != &root_) CleanUp(frame, ready);

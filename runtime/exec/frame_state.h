@@ -48,6 +48,9 @@ struct FlowNode {
   // A ControlTrigger: it runs, live, even when an input is dead, as
   // TensorFlow's (a loop's gradient orders its stack pushes with one).
   bool never_dead = false;
+  // A _Recv that received a dead value is dead: its control edges carry
+  // the deadness too, as TensorFlow's Recv marks its output dead.
+  bool dead_when_empty = false;
   int32_t edges_begin = 0, edges_end = 0;  // Into FlowGraph::edges.
 };
 

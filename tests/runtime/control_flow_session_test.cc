@@ -12,6 +12,8 @@
 #include "gmock/gmock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "ops/gradients.h"
+#include "ops/ops.h"
 #include "runtime/session.h"
 #include "tests/placement/control_flow_graphs.h"
 #include "tests/test_util.h"
@@ -88,6 +90,56 @@ TEST(ControlFlowSession, CondWhoseRemoteBranchIsDead) {
   const std::vector<NodeDef> nodes = control_flow_graphs::SplitCond(9, 7);
   EXPECT_EQ(Evaluate(nodes, "merge", /*split=*/false), -9);
   EXPECT_EQ(Evaluate(nodes, "merge", /*split=*/true), -9);
+}
+
+// A loop and its gradient loop, with the stacks that carry the forward
+// values on one device and the rest on the other, as soft placement puts
+// them when the loop runs on a GPU and the stacks have only CPU kernels:
+// the gradient loop's pops follow the other device's LoopCond.
+TEST(ControlFlowSession, LoopGradientWithItsStacksOnAnotherDevice) {
+  const Scope s = ops::NewRootScope();
+  const Output w = ops::Const(s.WithOpName("w"),
+                              Tensor::FromVector<float>({0.5f, -0.25f, 0.75f}, TensorShape({3})));
+  const Output zero = ops::Const(s, Tensor::Scalar<int32_t>(0), DT_INT32);
+  std::vector<Output> outputs;
+  ASSERT_OK(ops::WhileLoop(
+      s, {zero, w},
+      [](const Scope& cs, const std::vector<Output>& in, Output* out) {
+        *out = ops::Less(cs, in[0], 7);
+        return cs.status();
+      },
+      [&](const Scope& bs, const std::vector<Output>& in, std::vector<Output>* out) {
+        out->push_back(ops::Add(bs, in[0], 1));
+        out->push_back(ops::Tanh(bs, ops::Add(bs, ops::Mul(bs, in[1], w), 0.5f)));
+        return bs.status();
+      },
+      &outputs));
+  ASSERT_OK_AND_ASSIGN(std::vector<Output> grads,
+                       AddGradients(s, {ops::Sum(s, outputs[1], 0)}, {w}));
+  ops::Identity(s.WithOpName("dw"), grads[0]);
+  ASSERT_OK_AND_ASSIGN(GraphDef def, s.ToGraphDef());
+  for (NodeDef& node : *def.mutable_node()) node.mutable_attr()->erase("_class");
+
+  SessionOptions options;
+  options.device_count["CPU"] = 2;
+  const auto run = [&](const GraphDef& graph) -> std::vector<float> {
+    absl::StatusOr<std::unique_ptr<Session>> session = NewSession(options, graph);
+    EXPECT_OK(session);
+    if (!session.ok()) return {};
+    absl::StatusOr<std::vector<Tensor>> out = (*session)->Run({}, {"dw"});
+    EXPECT_OK(out);
+    return out.ok() ? Values<float>((*out)[0]) : std::vector<float>();
+  };
+  const std::vector<float> expected = run(def);
+  ASSERT_EQ(expected.size(), 3u);
+  for (const int stacks_on : {0, 1}) {
+    GraphDef split = def;
+    for (NodeDef& node : *split.mutable_node()) {
+      const bool stack = node.op().starts_with("Stack");
+      node.set_device(absl::StrFormat("/cpu:%d", stack ? stacks_on : 1 - stacks_on));
+    }
+    EXPECT_EQ(run(split), expected) << "stacks on /cpu:" << stacks_on;
+  }
 }
 
 // TensorFlow's own loop and cond graphs with every node put on /cpu:0 or
