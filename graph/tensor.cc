@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "fmt/format.h"
 
@@ -24,18 +25,21 @@ namespace {
 // 0 for types a Tensor cannot hold.
 size_t ElementSize(DataType dtype) {
   if (BaseType(dtype) == DT_RESOURCE) return sizeof(ResourceHandleProto);
+  if (BaseType(dtype) == DT_VARIANT) return sizeof(Variant);
   return DispatchType(
       dtype, []<typename T>() { return sizeof(T); }, [] { return size_t{0}; });
 }
 
 bool CanBeStored(DataType dtype) {
-  return DataTypeCanBeStored(dtype) || BaseType(dtype) == DT_RESOURCE;
+  return DataTypeCanBeStored(dtype) || BaseType(dtype) == DT_RESOURCE ||
+         BaseType(dtype) == DT_VARIANT;
 }
 
 // Whether elements are objects, constructed and destroyed with the buffer
 // rather than plain bytes.
 bool HoldsObjects(DataType dtype) {
-  return BaseType(dtype) == DT_STRING || BaseType(dtype) == DT_RESOURCE;
+  return BaseType(dtype) == DT_STRING || BaseType(dtype) == DT_RESOURCE ||
+         BaseType(dtype) == DT_VARIANT;
 }
 
 // Calls `fn.template operator()<T>()` for the object element types.
@@ -43,6 +47,8 @@ template <typename Fn>
 void ForObjectType(DataType dtype, Fn&& fn) {
   if (BaseType(dtype) == DT_STRING) {
     fn.template operator()<std::string>();
+  } else if (BaseType(dtype) == DT_VARIANT) {
+    fn.template operator()<Variant>();
   } else {
     fn.template operator()<ResourceHandleProto>();
   }
@@ -240,6 +246,13 @@ std::string Tensor::SummarizeValue(int64_t max_entries) const {
     }
     return shown < NumElements() ? s + "..." : s;
   }
+  if (BaseType(dtype_) == DT_VARIANT) {
+    std::string s;
+    for (int64_t i = 0; i < shown; ++i) {
+      s += absl::StrCat(i > 0 ? " " : "", data<Variant>()[i].DebugString());
+    }
+    return shown < NumElements() ? s + "..." : s;
+  }
   std::string out = DispatchType(
       dtype_,
       [&]<typename T>() {
@@ -265,6 +278,9 @@ bool TensorsEqual(const Tensor& a, const Tensor& b) {
     return std::equal(a.data<ResourceHandleProto>(),
                       a.data<ResourceHandleProto>() + a.NumElements(),
                       b.data<ResourceHandleProto>(), HandlesEqual);
+  }
+  if (BaseType(a.dtype()) == DT_VARIANT) {
+    return std::equal(a.data<Variant>(), a.data<Variant>() + a.NumElements(), b.data<Variant>());
   }
   return DispatchType(
       a.dtype(),

@@ -15,6 +15,7 @@
 #include "graph/proto/resource_handle.pb.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
+#include "graph/variant.h"
 #include "unsupported/Eigen/CXX11/Tensor"
 
 namespace rill {
@@ -25,8 +26,13 @@ template <>
 struct DataTypeToEnum<ResourceHandleProto> {
   static constexpr DataType value = DT_RESOURCE;
 };
+// DT_VARIANT elements are Variants (a TensorList ...), objects as well.
+template <>
+struct DataTypeToEnum<Variant> {
+  static constexpr DataType value = DT_VARIANT;
+};
 
-// Owns one allocation. Strings and resource handles are constructed in
+// Owns one allocation. Strings, resource handles and variants are constructed in
 // place and destroyed with the buffer. Thread safety: immutable after
 // construction apart from the element bytes, which the owner of the step
 // writes.

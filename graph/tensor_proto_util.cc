@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "graph/status_macros.h"
+#include "graph/variant.h"
 
 namespace rill {
 
@@ -272,7 +273,6 @@ absl::Status CheckDecodableDtype(DataType dtype) {
   }
   switch (dtype) {
     case DT_RESOURCE:
-    case DT_VARIANT:
     case DT_QINT8:
     case DT_QUINT8:
     case DT_QINT16:
@@ -283,7 +283,7 @@ absl::Status CheckDecodableDtype(DataType dtype) {
     default:
       break;
   }
-  if (!DataTypeCanBeStored(dtype)) {
+  if (dtype != DT_VARIANT && !DataTypeCanBeStored(dtype)) {
     return absl::InvalidArgumentError(absl::StrFormat("TensorProto has %s", DataTypeString(dtype)));
   }
   return absl::OkStatus();
@@ -306,6 +306,31 @@ int64_t EndOfDistinctValues(const T* values, int64_t n) {
   return end;
 }
 
+// Variants come one per element in variant_val (none: all empty).
+absl::StatusOr<Tensor> VariantsFromProto(const TensorProto& proto, const TensorShape& shape,
+                                         Allocator* allocator) {
+  if (!proto.tensor_content().empty()) {
+    return absl::InvalidArgumentError("tensor_content is not supported for variant tensors");
+  }
+  const int given = proto.variant_val_size();
+  if (given != 0 && given != shape.num_elements()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("variant_val has %d values but a variant tensor of shape %s has %d "
+                        "elements",
+                        given, shape.DebugString(), shape.num_elements()));
+  }
+  ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(allocator, DT_VARIANT, shape));
+  for (int i = 0; i < given; ++i) {
+    absl::StatusOr<Variant> value = DecodeVariant(proto.variant_val(i));
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("variant_val %d: %s", i, value.status().message()));
+    }
+    tensor.data<Variant>()[i] = *std::move(value);
+  }
+  return tensor;
+}
+
 }  // namespace
 
 absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto, Allocator* allocator) {
@@ -316,6 +341,7 @@ absl::StatusOr<Tensor> TensorFromProto(const TensorProto& proto, Allocator* allo
     return absl::InvalidArgumentError(
         absl::StrFormat("TensorProto has an invalid shape: %s", shape.status().message()));
   }
+  if (dtype == DT_VARIANT) return VariantsFromProto(proto, *shape, allocator);
   const bool from_content = !proto.tensor_content().empty();
   return DispatchType(
       dtype,
@@ -339,6 +365,12 @@ TensorProto TensorToProto(const Tensor& tensor, TensorProtoEncoding encoding) {
   proto.set_dtype(tensor.dtype());
   tensor.shape().AsProto(proto.mutable_tensor_shape());
   if (!tensor.IsInitialized()) return proto;
+  if (tensor.dtype() == DT_VARIANT) {
+    for (int64_t i = 0; i < tensor.NumElements(); ++i) {
+      *proto.add_variant_val() = EncodeVariant(tensor.data<Variant>()[i]);
+    }
+    return proto;
+  }
   DispatchType(
       tensor.dtype(),
       [&]<typename T>() {

@@ -15,7 +15,9 @@ namespace {
 
 constexpr size_t kLengthPrefixBytes = 8;
 
-bool TravelsAsObjects(DataType dtype) { return dtype == DT_STRING || dtype == DT_RESOURCE; }
+bool TravelsAsObjects(DataType dtype) {
+  return dtype == DT_STRING || dtype == DT_RESOURCE || dtype == DT_VARIANT;
+}
 
 // Size and alignment of one element; {0, 0} for dtypes that are not plain
 // bytes.
@@ -45,6 +47,11 @@ zmq::message_t EncodeObjects(const Tensor& tensor) {
   if (tensor.dtype() == DT_STRING) {
     const std::string* values = tensor.data<std::string>();
     for (int64_t i = 0; i < n; ++i) AppendLengthPrefixed(values[i], &frame);
+  } else if (tensor.dtype() == DT_VARIANT) {
+    const Variant* values = tensor.data<Variant>();
+    for (int64_t i = 0; i < n; ++i) {
+      AppendLengthPrefixed(EncodeVariant(values[i]).SerializeAsString(), &frame);
+    }
   } else {
     const auto* handles = static_cast<const ResourceHandleProto*>(tensor.raw_data());
     for (int64_t i = 0; i < n; ++i) AppendLengthPrefixed(handles[i].SerializeAsString(), &frame);
@@ -127,6 +134,17 @@ absl::StatusOr<Tensor> DecodeObjects(DataType dtype, const TensorShape& shape,
     const char* start = reinterpret_cast<const char*>(bytes + pos);
     if (dtype == DT_STRING) {
       tensor.data<std::string>()[i].assign(start, length);
+    } else if (dtype == DT_VARIANT) {
+      VariantTensorDataProto proto;
+      if (!proto.ParseFromArray(start, static_cast<int>(length))) {
+        return absl::InvalidArgumentError(absl::StrFormat("element %d is not a variant", i));
+      }
+      absl::StatusOr<Variant> value = DecodeVariant(proto);
+      if (!value.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("element %d: %s", i, value.status().message()));
+      }
+      tensor.data<Variant>()[i] = *std::move(value);
     } else {
       auto* handles = static_cast<ResourceHandleProto*>(tensor.raw_data());
       if (!handles[i].ParseFromArray(start, static_cast<int>(length))) {
@@ -161,7 +179,8 @@ absl::StatusOr<Tensor> DecodeShared(DataType dtype, const TensorShape& shape, ui
 
 absl::StatusOr<Tensor> DecodeTensor(const TensorMeta& meta, zmq::message_t frame, ShmPeer* shm) {
   const DataType dtype = meta.dtype();
-  if (IsRefType(dtype) || !(DataTypeCanBeStored(dtype) || dtype == DT_RESOURCE)) {
+  if (IsRefType(dtype) ||
+      !(DataTypeCanBeStored(dtype) || dtype == DT_RESOURCE || dtype == DT_VARIANT)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("dtype %s cannot travel", DataTypeString(dtype)));
   }

@@ -1,9 +1,10 @@
 // The wire format of an RPC message: an RpcHeader frame, then one raw frame
 // per tensor. Numeric tensors travel as their element bytes, sent without a
 // copy and received into the frame's own memory when it is aligned.
-// DT_STRING and DT_RESOURCE tensors travel as one frame of length-prefixed
-// elements: for each element an 8-byte little-endian length, then the
-// string (or the serialized ResourceHandleProto). Between processes of one
+// DT_STRING, DT_RESOURCE and DT_VARIANT tensors travel as one frame of
+// length-prefixed elements: for each element an 8-byte little-endian
+// length, then the string (or the serialized ResourceHandleProto or
+// VariantTensorDataProto). Between processes of one
 // machine, a large numeric tensor may wait in the sender's shared memory
 // instead (transport/shm_arena.h): its frame is empty.
 #ifndef RILL_TRANSPORT_WIRE_H_

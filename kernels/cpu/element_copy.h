@@ -1,6 +1,6 @@
 // Copies runs of elements between tensors of one dtype, for the kernels
-// that stack, split and gather whole elements (strings and handles are
-// objects, everything else plain bytes).
+// that stack, split and gather whole elements (strings, handles and
+// variants are objects, everything else plain bytes).
 #ifndef RILL_KERNELS_CPU_ELEMENT_COPY_H_
 #define RILL_KERNELS_CPU_ELEMENT_COPY_H_
 
@@ -26,6 +26,9 @@ inline void CopyTensorElements(const Tensor& from, int64_t from_start, const Ten
     case DT_RESOURCE:
       std::copy_n(from.data<ResourceHandleProto>() + from_start, count,
                   to.data<ResourceHandleProto>() + to_start);
+      return;
+    case DT_VARIANT:
+      std::copy_n(from.data<Variant>() + from_start, count, to.data<Variant>() + to_start);
       return;
     default: {
       const size_t size = static_cast<size_t>(DataTypeSize(from.dtype()));
