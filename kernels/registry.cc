@@ -32,6 +32,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuAccumulatorKernels(registry);
   RegisterCpuTensorArrayKernels(registry);
   RegisterCpuStackKernels(registry);
+  RegisterCpuListKernels(registry);
   RegisterSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);

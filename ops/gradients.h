@@ -20,6 +20,7 @@ void RegisterControlFlowGradients(GradientRegistry& registry);  // gradients/con
 void RegisterScanGradients(GradientRegistry& registry);   // gradients/scan_grad.cc
 void RegisterImageGradients(GradientRegistry& registry);  // gradients/image_grad.cc
 void RegisterBatchNormGradients(GradientRegistry& registry);  // gradients/batch_norm_grad.cc
+void RegisterListGradients(GradientRegistry& registry);  // gradients/list_grad.cc
 
 // Every standard op's gradient (or its no-gradient declaration).
 const GradientRegistry& StandardGradients();

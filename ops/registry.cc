@@ -28,6 +28,7 @@ void RegisterStandardOps(OpRegistry& registry) {
   RegisterLoggingOps(registry);
   RegisterImageOps(registry);
   RegisterBatchNormOps(registry);
+  RegisterListOps(registry);
 }
 
 const OpRegistry& StandardOps() {

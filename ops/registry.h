@@ -29,6 +29,7 @@ void RegisterPadOps(OpRegistry& registry);          // pad_ops.cc
 void RegisterLoggingOps(OpRegistry& registry);      // logging_ops.cc
 void RegisterImageOps(OpRegistry& registry);        // image_ops.cc
 void RegisterBatchNormOps(OpRegistry& registry);    // batch_norm_ops.cc
+void RegisterListOps(OpRegistry& registry);         // list_ops.cc
 
 // Registers every family above into `registry`.
 void RegisterStandardOps(OpRegistry& registry);

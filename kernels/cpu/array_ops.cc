@@ -19,6 +19,7 @@
 #include "graph/tensor.h"
 #include "graph/tensor_proto_util.h"
 #include "kernels/common/transform_util.h"
+#include "kernels/cpu/list_kernel_util.h"
 #include "kernels/framework/device_context.h"
 #include "kernels/framework/kernel_registry.h"
 #include "kernels/framework/op_kernel.h"
@@ -291,6 +292,11 @@ class ConstantLikeOp final : public OpKernel {
   using OpKernel::OpKernel;
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
+    if (!kOne && x.dtype() == DT_VARIANT) {
+      ASSIGN_OR_RETURN(Tensor zeros, list_kernels::ZerosLikeLists(ctx, x));
+      ctx.set_output(0, std::move(zeros));
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
     return DispatchType(
         x.dtype(),

@@ -81,6 +81,7 @@ const GradientRegistry& StandardGradients() {
     RegisterScanGradients(*r);
     RegisterImageGradients(*r);
     RegisterBatchNormGradients(*r);
+    RegisterListGradients(*r);
     return r;
   }();
   return *registry;
