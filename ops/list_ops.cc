@@ -107,12 +107,9 @@ absl::Status SplitShape(InferenceContext& c) {
   return ListOutput(c);
 }
 
-absl::Status SetItemShape(InferenceContext& c) {
-  RETURN_IF_ERROR(CheckScalarInput(c, 1));
-  return ListOutput(c);
-}
-
-absl::Status ResizeShape(InferenceContext& c) {
+// A list made from a list and, at input 1, a scalar: SetItem's index,
+// Resize's size.
+absl::Status ListAndScalarShape(InferenceContext& c) {
   RETURN_IF_ERROR(CheckScalarInput(c, 1));
   return ListOutput(c);
 }
@@ -178,7 +175,7 @@ void RegisterListOps(OpRegistry& r) {
             .Output("output_handle: variant")
             .Attr("element_dtype: type")
             .Attr("resize_if_index_out_of_bounds: bool = false")
-            .SetShapeFn(SetItemShape));
+            .SetShapeFn(ListAndScalarShape));
   r.Add(OpDefBuilder("TensorListPushBack")
             .Input("input_handle: variant")
             .Input("tensor: element_dtype")
@@ -258,7 +255,7 @@ void RegisterListOps(OpRegistry& r) {
             .Input("input_handle: variant")
             .Input("size: int32")
             .Output("output_handle: variant")
-            .SetShapeFn(ResizeShape));
+            .SetShapeFn(ListAndScalarShape));
   r.Add(OpDefBuilder("TensorListConcatLists")
             .Input("input_a: variant")
             .Input("input_b: variant")

@@ -22,11 +22,6 @@ namespace {
 
 using namespace list_kernels;  // NOLINT(build/namespaces)
 
-absl::Status Error(const KernelContext& ctx, const std::string& why) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s (%s): %s", ctx.node().name(), ctx.node().op(), why));
-}
-
 // The elements at `indices` stacked into one [n] + element tensor; unset
 // ones read as zeros. All must share a shape.
 absl::StatusOr<Tensor> StackElements(KernelContext& ctx, const TensorList& list,
@@ -35,30 +30,31 @@ absl::StatusOr<Tensor> StackElements(KernelContext& ctx, const TensorList& list,
   PartialTensorShape shape = requested;
   absl::StatusOr<PartialTensorShape> merged = shape.MergeWith(list.element_shape);
   if (!merged.ok()) {
-    return Error(ctx, absl::StrFormat("element_shape %s does not match the list's %s",
-                                      requested.DebugString(), list.element_shape.DebugString()));
+    return NodeError(ctx,
+                     absl::StrFormat("element_shape %s does not match the list's %s",
+                                     requested.DebugString(), list.element_shape.DebugString()));
   }
   shape = *std::move(merged);
   std::vector<Tensor> items(indices.size());
   for (size_t k = 0; k < indices.size(); ++k) {
     const int64_t i = indices[k];
     if (i < 0 || static_cast<size_t>(i) >= list.tensors.size()) {
-      return Error(ctx, absl::StrFormat("index %d is out of range for a list of %d elements", i,
-                                        list.tensors.size()));
+      return NodeError(ctx, absl::StrFormat("index %d is out of range for a list of %d elements", i,
+                                            list.tensors.size()));
     }
     items[k] = list.tensors[static_cast<size_t>(i)];
     if (!items[k].IsInitialized()) continue;
     merged = shape.MergeWith(items[k].shape());
     if (!merged.ok()) {
-      return Error(ctx, absl::StrFormat("element %d has shape %s, unlike the others' %s", i,
-                                        items[k].shape().DebugString(), shape.DebugString()));
+      return NodeError(ctx, absl::StrFormat("element %d has shape %s, unlike the others' %s", i,
+                                            items[k].shape().DebugString(), shape.DebugString()));
     }
     shape = *std::move(merged);
   }
   if (!shape.IsFullyDefined()) {
-    return Error(ctx, absl::StrFormat("the elements' shape %s is not fully defined (no element "
-                                      "was set, and element_shape does not say)",
-                                      shape.DebugString()));
+    return NodeError(ctx, absl::StrFormat("the elements' shape %s is not fully defined (no element "
+                                          "was set, and element_shape does not say)",
+                                          shape.DebugString()));
   }
   ASSIGN_OR_RETURN(const TensorShape element, shape.AsTensorShape());
   TensorShape out_shape({static_cast<int64_t>(indices.size())});
@@ -84,25 +80,10 @@ absl::StatusOr<Tensor> Row(const Tensor& tensor, int64_t r) {
 absl::StatusOr<std::vector<int64_t>> ReadIndices(const KernelContext& ctx, int i) {
   const Tensor& t = ctx.input(i);
   if (t.dtype() != DT_INT32 || t.dims() != 1) {
-    return Error(ctx, absl::StrFormat("indices must be an int32 vector, got a %s of shape %s",
-                                      DataTypeString(t.dtype()), t.shape().DebugString()));
+    return NodeError(ctx, absl::StrFormat("indices must be an int32 vector, got a %s of shape %s",
+                                          DataTypeString(t.dtype()), t.shape().DebugString()));
   }
   return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.NumElements());
-}
-
-class ListKernel : public OpKernel {
- public:
-  ListKernel(const OpKernelConstruction& c, DataType dtype) : OpKernel(c), dtype_(dtype) {}
-  bool IsExpensive() const override { return false; }
-
- protected:
-  const DataType dtype_;
-};
-
-template <typename K>
-absl::StatusOr<std::unique_ptr<OpKernel>> Make(const OpKernelConstruction& c) {
-  ASSIGN_OR_RETURN(const DataType dtype, ElementDtype(c));
-  return std::unique_ptr<OpKernel>(std::make_unique<K>(c, dtype));
 }
 
 class StackOp final : public ListKernel {
@@ -116,7 +97,7 @@ class StackOp final : public ListKernel {
     ASSIGN_OR_RETURN(const PartialTensorShape shape, ReadElementShape(ctx, 1));
     const auto n = static_cast<int64_t>(list->tensors.size());
     if (num_elements_ != -1 && num_elements_ != n) {
-      return Error(
+      return NodeError(
           ctx, absl::StrFormat("the list has %d elements, not num_elements %d", n, num_elements_));
     }
     std::vector<int64_t> all(static_cast<size_t>(n));
@@ -148,25 +129,25 @@ class GatherOp final : public ListKernel {
 absl::Status ScatterRows(const KernelContext& ctx, const Tensor& tensor,
                          const std::vector<int64_t>& indices, TensorList* list) {
   if (tensor.dims() < 1 || tensor.dim_size(0) != static_cast<int64_t>(indices.size())) {
-    return Error(ctx, absl::StrFormat("tensor of shape %s needs one row per index (%d indices)",
-                                      tensor.shape().DebugString(), indices.size()));
+    return NodeError(ctx, absl::StrFormat("tensor of shape %s needs one row per index (%d indices)",
+                                          tensor.shape().DebugString(), indices.size()));
   }
   if (tensor.dtype() != list->element_dtype) {
-    return Error(ctx,
-                 absl::StrFormat("a %s tensor for a list of %s", DataTypeString(tensor.dtype()),
-                                 DataTypeString(list->element_dtype)));
+    return NodeError(ctx,
+                     absl::StrFormat("a %s tensor for a list of %s", DataTypeString(tensor.dtype()),
+                                     DataTypeString(list->element_dtype)));
   }
   for (size_t k = 0; k < indices.size(); ++k) {
     const int64_t i = indices[k];
-    if (i < 0) return Error(ctx, absl::StrFormat("index %d is negative", i));
+    if (i < 0) return NodeError(ctx, absl::StrFormat("index %d is negative", i));
     if (static_cast<size_t>(i) >= list->tensors.size()) {
       list->tensors.resize(static_cast<size_t>(i) + 1);
     }
     ASSIGN_OR_RETURN(Tensor row, Row(tensor, static_cast<int64_t>(k)));
     if (!list->element_shape.IsCompatibleWith(row.shape())) {
-      return Error(ctx,
-                   absl::StrFormat("rows of shape %s do not match element_shape %s",
-                                   row.shape().DebugString(), list->element_shape.DebugString()));
+      return NodeError(
+          ctx, absl::StrFormat("rows of shape %s do not match element_shape %s",
+                               row.shape().DebugString(), list->element_shape.DebugString()));
     }
     list->tensors[static_cast<size_t>(i)] = std::move(row);
   }
@@ -189,8 +170,8 @@ class ScatterOp final : public ListKernel {
       const int64_t needed =
           indices.empty() ? 0 : *std::max_element(indices.begin(), indices.end()) + 1;
       if (n != -1 && n < needed) {
-        return Error(ctx,
-                     absl::StrFormat("num_elements %d is too small for index %d", n, needed - 1));
+        return NodeError(
+            ctx, absl::StrFormat("num_elements %d is too small for index %d", n, needed - 1));
       }
       if (n > 0) list.tensors.resize(static_cast<size_t>(n));
     }
@@ -232,14 +213,15 @@ class ConcatOp final : public ListKernel {
       ASSIGN_OR_RETURN(shape, ReadElementShape(ctx, 1));
       const Tensor& dims = ctx.input(2);
       if (dims.dtype() != DT_INT64 || dims.dims() != 1) {
-        return Error(ctx, "leading_dims must be an int64 vector");
+        return NodeError(ctx, "leading_dims must be an int64 vector");
       }
       leading.assign(dims.data<int64_t>(), dims.data<int64_t>() + dims.NumElements());
     }
     absl::StatusOr<PartialTensorShape> merged = shape.MergeWith(list->element_shape);
     if (!merged.ok()) {
-      return Error(ctx, absl::StrFormat("element_shape %s does not match the list's %s",
-                                        shape.DebugString(), list->element_shape.DebugString()));
+      return NodeError(
+          ctx, absl::StrFormat("element_shape %s does not match the list's %s", shape.DebugString(),
+                               list->element_shape.DebugString()));
     }
     shape = *std::move(merged);
     const size_t n = list->tensors.size();
@@ -250,29 +232,30 @@ class ConcatOp final : public ListKernel {
       Tensor item = list->tensors[i];
       if (!item.IsInitialized()) {
         if (i >= leading.size() || shape.unknown_rank() || shape.dims() < 1) {
-          return Error(ctx, absl::StrFormat("element %d was never set, and neither leading_dims "
-                                            "nor element_shape give its shape",
-                                            i));
+          return NodeError(ctx,
+                           absl::StrFormat("element %d was never set, and neither leading_dims "
+                                           "nor element_shape give its shape",
+                                           i));
         }
         PartialTensorShape p({leading[i]});
         for (int d = 1; d < shape.dims(); ++d) p.AddDim(shape.dim_size(d));
         absl::StatusOr<TensorShape> full = p.AsTensorShape();
         if (!full.ok()) {
-          return Error(ctx, absl::StrFormat("element %d was never set and its shape %s is not "
-                                            "fully defined",
-                                            i, p.DebugString()));
+          return NodeError(ctx, absl::StrFormat("element %d was never set and its shape %s is not "
+                                                "fully defined",
+                                                i, p.DebugString()));
         }
         ASSIGN_OR_RETURN(item, Zeros(ctx, dtype_, *full));
       }
       if (item.dims() < 1) {
-        return Error(ctx,
-                     absl::StrFormat("element %d is a scalar: concatenation needs rank >= 1", i));
+        return NodeError(
+            ctx, absl::StrFormat("element %d is a scalar: concatenation needs rank >= 1", i));
       }
       TensorShape tail = item.shape();
       tail.RemoveDim(0);
       if (have_rest && !(tail == rest)) {
-        return Error(ctx, absl::StrFormat("element %d has shape %s, unlike the others' [?,%s]", i,
-                                          item.shape().DebugString(), rest.DebugString()));
+        return NodeError(ctx, absl::StrFormat("element %d has shape %s, unlike the others' [?,%s]",
+                                              i, item.shape().DebugString(), rest.DebugString()));
       }
       rest = tail;
       have_rest = true;
@@ -280,13 +263,13 @@ class ConcatOp final : public ListKernel {
     }
     if (!have_rest) {
       if (shape.unknown_rank() || shape.dims() < 1) {
-        return Error(ctx, "an empty list whose element_shape is unknown has no concatenation");
+        return NodeError(ctx, "an empty list whose element_shape is unknown has no concatenation");
       }
       PartialTensorShape tail;
       tail = PartialTensorShape({});
       for (int d = 1; d < shape.dims(); ++d) tail.AddDim(shape.dim_size(d));
       absl::StatusOr<TensorShape> full = tail.AsTensorShape();
-      if (!full.ok()) return Error(ctx, "an empty list's element_shape is not fully defined");
+      if (!full.ok()) return NodeError(ctx, "an empty list's element_shape is not fully defined");
       rest = *full;
     }
     int64_t rows = 0;
@@ -319,20 +302,20 @@ class SplitOp final : public ListKernel {
     list.element_dtype = dtype_;
     ASSIGN_OR_RETURN(list.element_shape, ReadElementShape(ctx, 1));
     const Tensor& lengths = ctx.input(2);
-    if (tensor.dims() < 1) return Error(ctx, "tensor must have rank >= 1");
+    if (tensor.dims() < 1) return NodeError(ctx, "tensor must have rank >= 1");
     if (lengths.dtype() != DT_INT64 || lengths.dims() != 1) {
-      return Error(ctx, "lengths must be an int64 vector");
+      return NodeError(ctx, "lengths must be an int64 vector");
     }
     int64_t start = 0;
     for (int64_t k = 0; k < lengths.NumElements(); ++k) {
       const int64_t len = lengths.data<int64_t>()[k];
       if (len < 0 || len > tensor.dim_size(0) - start) {
-        return Error(ctx, absl::StrFormat("length %d at %d runs past the %d rows", len, k,
-                                          tensor.dim_size(0)));
+        return NodeError(ctx, absl::StrFormat("length %d at %d runs past the %d rows", len, k,
+                                              tensor.dim_size(0)));
       }
       Tensor block = tensor.Slice(start, start + len).DeepCopy();
       if (!list.element_shape.IsCompatibleWith(block.shape())) {
-        return Error(
+        return NodeError(
             ctx, absl::StrFormat("a block of shape %s does not match element_shape %s",
                                  block.shape().DebugString(), list.element_shape.DebugString()));
       }
@@ -340,8 +323,8 @@ class SplitOp final : public ListKernel {
       start += len;
     }
     if (start != tensor.dim_size(0)) {
-      return Error(ctx, absl::StrFormat("lengths sum to %d but the tensor has %d rows", start,
-                                        tensor.dim_size(0)));
+      return NodeError(ctx, absl::StrFormat("lengths sum to %d but the tensor has %d rows", start,
+                                            tensor.dim_size(0)));
     }
     return SetListOutput(ctx, 0, std::move(list));
   }
@@ -350,15 +333,15 @@ class SplitOp final : public ListKernel {
 }  // namespace
 
 void RegisterCpuListGatherKernels(KernelRegistry& r) {
-  r.Register(KernelDef("TensorListStack").Device(kDeviceCpu), Make<StackOp>);
-  r.Register(KernelDef("TensorListGather").Device(kDeviceCpu), Make<GatherOp>);
-  r.Register(KernelDef("TensorListScatter").Device(kDeviceCpu), Make<ScatterOp<false>>);
-  r.Register(KernelDef("TensorListScatterV2").Device(kDeviceCpu), Make<ScatterOp<true>>);
+  r.Register(KernelDef("TensorListStack").Device(kDeviceCpu), MakeListKernel<StackOp>);
+  r.Register(KernelDef("TensorListGather").Device(kDeviceCpu), MakeListKernel<GatherOp>);
+  r.Register(KernelDef("TensorListScatter").Device(kDeviceCpu), MakeListKernel<ScatterOp<false>>);
+  r.Register(KernelDef("TensorListScatterV2").Device(kDeviceCpu), MakeListKernel<ScatterOp<true>>);
   r.Register(KernelDef("TensorListScatterIntoExistingList").Device(kDeviceCpu),
-             Make<ScatterIntoExistingOp>);
-  r.Register(KernelDef("TensorListConcat").Device(kDeviceCpu), Make<ConcatOp<false>>);
-  r.Register(KernelDef("TensorListConcatV2").Device(kDeviceCpu), Make<ConcatOp<true>>);
-  r.Register(KernelDef("TensorListSplit").Device(kDeviceCpu), Make<SplitOp>);
+             MakeListKernel<ScatterIntoExistingOp>);
+  r.Register(KernelDef("TensorListConcat").Device(kDeviceCpu), MakeListKernel<ConcatOp<false>>);
+  r.Register(KernelDef("TensorListConcatV2").Device(kDeviceCpu), MakeListKernel<ConcatOp<true>>);
+  r.Register(KernelDef("TensorListSplit").Device(kDeviceCpu), MakeListKernel<SplitOp>);
 }
 
 }  // namespace rill

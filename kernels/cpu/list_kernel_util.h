@@ -5,6 +5,8 @@
 #define RILL_KERNELS_CPU_LIST_KERNEL_UTIL_H_
 
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "graph/tensor.h"
@@ -49,8 +51,30 @@ absl::Status SetListOutput(KernelContext& ctx, int i, TensorList list);
 // and element shape, its set elements zeros (as TensorFlow's).
 absl::StatusOr<Tensor> ZerosLikeLists(const KernelContext& ctx, const Tensor& lists);
 
-// The element_dtype attr of the node.
+// An INVALID_ARGUMENT naming the node and its op.
+absl::Status NodeError(const KernelContext& ctx, const std::string& why);
+
+// A kernel of a list op: cheap, and its node's element_dtype (DT_INVALID
+// for an op without one).
+class ListKernel : public OpKernel {
+ public:
+  ListKernel(const OpKernelConstruction& c, DataType dtype) : OpKernel(c), dtype_(dtype) {}
+  bool IsExpensive() const override { return false; }
+
+ protected:
+  const DataType dtype_;
+};
+
+// The element_dtype attr of the node, DT_INVALID when it has none.
 absl::StatusOr<DataType> ElementDtype(const OpKernelConstruction& c);
+
+// The factory of a ListKernel K.
+template <typename K>
+absl::StatusOr<std::unique_ptr<OpKernel>> MakeListKernel(const OpKernelConstruction& c) {
+  absl::StatusOr<DataType> dtype = ElementDtype(c);
+  if (!dtype.ok()) return dtype.status();
+  return std::unique_ptr<OpKernel>(std::make_unique<K>(c, *dtype));
+}
 
 }  // namespace rill::list_kernels
 

@@ -19,28 +19,6 @@ namespace {
 
 using namespace list_kernels;  // NOLINT(build/namespaces)
 
-// A kernel of a node with an element_dtype attr.
-class ListKernel : public OpKernel {
- public:
-  ListKernel(const OpKernelConstruction& c, DataType dtype) : OpKernel(c), dtype_(dtype) {}
-  bool IsExpensive() const override { return false; }
-
- protected:
-  absl::Status Error(const std::string& why) const {
-    return absl::InvalidArgumentError(absl::StrFormat("%s (%s): %s", name(), op(), why));
-  }
-  const DataType dtype_;
-};
-
-template <typename K>
-absl::StatusOr<std::unique_ptr<OpKernel>> Make(const OpKernelConstruction& c) {
-  DataType dtype = DT_INVALID;
-  if (c.def().attr().contains("element_dtype")) {
-    ASSIGN_OR_RETURN(dtype, ElementDtype(c));
-  }
-  return std::unique_ptr<OpKernel>(std::make_unique<K>(c, dtype));
-}
-
 // EmptyTensorList(element_shape, max_num_elements) and
 // TensorListReserve(element_shape, num_elements).
 template <bool kReserve>
@@ -54,10 +32,11 @@ class NewListOp final : public ListKernel {
     ASSIGN_OR_RETURN(const int32_t n,
                      ReadScalarInt(ctx, 1, kReserve ? "num_elements" : "max_num_elements"));
     if (kReserve) {
-      if (n < 0) return Error(absl::StrFormat("num_elements must be >= 0, got %d", n));
+      if (n < 0) return NodeError(ctx, absl::StrFormat("num_elements must be >= 0, got %d", n));
       list.tensors.resize(static_cast<size_t>(n));
     } else {
-      if (n < -1) return Error(absl::StrFormat("max_num_elements must be >= -1, got %d", n));
+      if (n < -1)
+        return NodeError(ctx, absl::StrFormat("max_num_elements must be >= -1, got %d", n));
       list.max_num_elements = n;
     }
     return SetListOutput(ctx, 0, std::move(list));
@@ -71,8 +50,8 @@ class FromTensorOp final : public ListKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     const Tensor& tensor = ctx.input(0);
     if (tensor.dims() < 1) {
-      return Error(absl::StrFormat("tensor must have rank >= 1, got shape %s",
-                                   tensor.shape().DebugString()));
+      return NodeError(ctx, absl::StrFormat("tensor must have rank >= 1, got shape %s",
+                                            tensor.shape().DebugString()));
     }
     TensorList list;
     list.element_dtype = dtype_;
@@ -80,8 +59,8 @@ class FromTensorOp final : public ListKernel {
     TensorShape row = tensor.shape();
     row.RemoveDim(0);
     if (!list.element_shape.IsCompatibleWith(row)) {
-      return Error(absl::StrFormat("rows of shape %s do not match element_shape %s",
-                                   row.DebugString(), list.element_shape.DebugString()));
+      return NodeError(ctx, absl::StrFormat("rows of shape %s do not match element_shape %s",
+                                            row.DebugString(), list.element_shape.DebugString()));
     }
     // Copies, not views: an element is aligned and owns its buffer.
     const int64_t rows = tensor.dim_size(0);
@@ -138,8 +117,8 @@ class GetItemOp final : public ListKernel {
     ASSIGN_OR_RETURN(const int32_t index, ReadScalarInt(ctx, 1, "index"));
     ASSIGN_OR_RETURN(const PartialTensorShape shape, ReadElementShape(ctx, 2));
     if (index < 0 || static_cast<size_t>(index) >= list->tensors.size()) {
-      return Error(absl::StrFormat("index %d is out of range for a list of %d elements", index,
-                                   list->tensors.size()));
+      return NodeError(ctx, absl::StrFormat("index %d is out of range for a list of %d elements",
+                                            index, list->tensors.size()));
     }
     ASSIGN_OR_RETURN(Tensor item, ItemOrZeros(ctx, *list, index, shape));
     ctx.set_output(0, std::move(item));
@@ -160,8 +139,8 @@ class SetItemOp final : public ListKernel {
     RETURN_IF_ERROR(CheckItem(ctx, *in, item));
     const bool beyond = index >= 0 && static_cast<size_t>(index) >= in->tensors.size();
     if (index < 0 || (beyond && !resize_)) {
-      return Error(absl::StrFormat("index %d is out of range for a list of %d elements", index,
-                                   in->tensors.size()));
+      return NodeError(ctx, absl::StrFormat("index %d is out of range for a list of %d elements",
+                                            index, in->tensors.size()));
     }
     TensorList list = *in;
     if (beyond) list.tensors.resize(static_cast<size_t>(index) + 1);
@@ -182,8 +161,8 @@ class PushBackOp final : public ListKernel {
     RETURN_IF_ERROR(CheckItem(ctx, *in, item));
     if (in->max_num_elements != -1 &&
         static_cast<int64_t>(in->tensors.size()) >= in->max_num_elements) {
-      return Error(absl::StrFormat("the list is full: it holds its max_num_elements (%d)",
-                                   in->max_num_elements));
+      return NodeError(ctx, absl::StrFormat("the list is full: it holds its max_num_elements (%d)",
+                                            in->max_num_elements));
     }
     TensorList list = *in;
     list.tensors.push_back(item);
@@ -197,7 +176,7 @@ class PopBackOp final : public ListKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(const TensorList* in, ReadList(ctx, 0, dtype_));
     ASSIGN_OR_RETURN(const PartialTensorShape shape, ReadElementShape(ctx, 1));
-    if (in->tensors.empty()) return Error("the list is empty: there is nothing to pop");
+    if (in->tensors.empty()) return NodeError(ctx, "the list is empty: there is nothing to pop");
     ASSIGN_OR_RETURN(Tensor item,
                      ItemOrZeros(ctx, *in, static_cast<int64_t>(in->tensors.size()) - 1, shape));
     TensorList list = *in;
@@ -214,7 +193,7 @@ class ResizeOp final : public ListKernel {
   absl::Status Compute(KernelContext& ctx) const override {
     ASSIGN_OR_RETURN(const TensorList* in, ReadList(ctx, 0));
     ASSIGN_OR_RETURN(const int32_t size, ReadScalarInt(ctx, 1, "size"));
-    if (size < 0) return Error(absl::StrFormat("size must be >= 0, got %d", size));
+    if (size < 0) return NodeError(ctx, absl::StrFormat("size must be >= 0, got %d", size));
     TensorList list = *in;
     list.tensors.resize(static_cast<size_t>(size));
     return SetListOutput(ctx, 0, std::move(list));
@@ -229,25 +208,26 @@ class ConcatListsOp final : public ListKernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (!(a.shape() == b.shape())) {
-      return Error(absl::StrFormat("input_a has shape %s but input_b %s", a.shape().DebugString(),
-                                   b.shape().DebugString()));
+      return NodeError(ctx, absl::StrFormat("input_a has shape %s but input_b %s",
+                                            a.shape().DebugString(), b.shape().DebugString()));
     }
     ASSIGN_OR_RETURN(Tensor out, ctx.AllocateTemp(DT_VARIANT, a.shape()));
     for (int64_t i = 0; i < a.NumElements(); ++i) {
       const TensorList* x = a.data<Variant>()[i].get<TensorList>();
       const TensorList* y = b.data<Variant>()[i].get<TensorList>();
       if (x == nullptr || y == nullptr)
-        return Error(absl::StrFormat("element %d is not a list", i));
+        return NodeError(ctx, absl::StrFormat("element %d is not a list", i));
       if (x->element_dtype != dtype_ || y->element_dtype != dtype_) {
-        return Error(absl::StrFormat("element %d: lists of %s and %s, element_dtype %s", i,
-                                     DataTypeString(x->element_dtype),
-                                     DataTypeString(y->element_dtype), DataTypeString(dtype_)));
+        return NodeError(
+            ctx, absl::StrFormat("element %d: lists of %s and %s, element_dtype %s", i,
+                                 DataTypeString(x->element_dtype), DataTypeString(y->element_dtype),
+                                 DataTypeString(dtype_)));
       }
       absl::StatusOr<PartialTensorShape> shape = x->element_shape.MergeWith(y->element_shape);
       if (!shape.ok()) {
-        return Error(absl::StrFormat("element %d: element shapes %s and %s differ", i,
-                                     x->element_shape.DebugString(),
-                                     y->element_shape.DebugString()));
+        return NodeError(
+            ctx, absl::StrFormat("element %d: element shapes %s and %s differ", i,
+                                 x->element_shape.DebugString(), y->element_shape.DebugString()));
       }
       TensorList list = *x;
       list.element_shape = *std::move(shape);
@@ -321,17 +301,18 @@ class AddNListsOp final : public OpKernel {
 }  // namespace
 
 void RegisterCpuListKernels(KernelRegistry& r) {
-  r.Register(KernelDef("EmptyTensorList").Device(kDeviceCpu), Make<NewListOp<false>>);
-  r.Register(KernelDef("TensorListReserve").Device(kDeviceCpu), Make<NewListOp<true>>);
-  r.Register(KernelDef("TensorListFromTensor").Device(kDeviceCpu), Make<FromTensorOp>);
-  r.Register(KernelDef("TensorListLength").Device(kDeviceCpu), Make<LengthOp>);
-  r.Register(KernelDef("TensorListElementShape").Device(kDeviceCpu), Make<ElementShapeOp>);
-  r.Register(KernelDef("TensorListGetItem").Device(kDeviceCpu), Make<GetItemOp>);
-  r.Register(KernelDef("TensorListSetItem").Device(kDeviceCpu), Make<SetItemOp>);
-  r.Register(KernelDef("TensorListPushBack").Device(kDeviceCpu), Make<PushBackOp>);
-  r.Register(KernelDef("TensorListPopBack").Device(kDeviceCpu), Make<PopBackOp>);
-  r.Register(KernelDef("TensorListResize").Device(kDeviceCpu), Make<ResizeOp>);
-  r.Register(KernelDef("TensorListConcatLists").Device(kDeviceCpu), Make<ConcatListsOp>);
+  r.Register(KernelDef("EmptyTensorList").Device(kDeviceCpu), MakeListKernel<NewListOp<false>>);
+  r.Register(KernelDef("TensorListReserve").Device(kDeviceCpu), MakeListKernel<NewListOp<true>>);
+  r.Register(KernelDef("TensorListFromTensor").Device(kDeviceCpu), MakeListKernel<FromTensorOp>);
+  r.Register(KernelDef("TensorListLength").Device(kDeviceCpu), MakeListKernel<LengthOp>);
+  r.Register(KernelDef("TensorListElementShape").Device(kDeviceCpu),
+             MakeListKernel<ElementShapeOp>);
+  r.Register(KernelDef("TensorListGetItem").Device(kDeviceCpu), MakeListKernel<GetItemOp>);
+  r.Register(KernelDef("TensorListSetItem").Device(kDeviceCpu), MakeListKernel<SetItemOp>);
+  r.Register(KernelDef("TensorListPushBack").Device(kDeviceCpu), MakeListKernel<PushBackOp>);
+  r.Register(KernelDef("TensorListPopBack").Device(kDeviceCpu), MakeListKernel<PopBackOp>);
+  r.Register(KernelDef("TensorListResize").Device(kDeviceCpu), MakeListKernel<ResizeOp>);
+  r.Register(KernelDef("TensorListConcatLists").Device(kDeviceCpu), MakeListKernel<ConcatListsOp>);
   r.Register(KernelDef("AddN").Device(kDeviceCpu).TypeConstraint("T", DT_VARIANT),
              MakeKernel<AddNListsOp>);
   RegisterCpuListGatherKernels(r);
