@@ -11,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "graph/tensor.h"
+#include "graph/tensor_list.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "ops/variable.h"
@@ -159,6 +160,34 @@ TEST(Server, TrainingAcrossTwoTasksEqualsThisProcess) {
   ASSERT_NE(remote, nullptr);
   ASSERT_OK_AND_ASSIGN(auto local, NewSession(SessionOptions(), build("", "")));
   EXPECT_EQ(train(*remote), train(*local));
+}
+
+// A TensorList made on one task, changed on another, stacked on the first
+// and fetched by the client: the variant crosses tasks in TensorFlow's
+// wire form, both ways, and reaches the client as a list.
+TEST(Server, TensorListsCrossTasks) {
+  ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<Server>> servers,
+                       Server::CreateLocalCluster({{"ps", 1}, {"worker", 1}}, QuietLog()));
+  const Scope root = ops::NewRootScope();
+  const Scope ps = root.WithDevice("/job:ps/task:0");
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output shape = ops::Const(ps, Tensor::FromVector<int32_t>({2}, {1}), DT_INT32);
+  const Output list = ops::TensorListFromTensor(
+      ps, ops::Const(ps, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2}), DT_FLOAT), shape);
+  const Output changed = ops::TensorListSetItem(
+      worker.WithOpName("changed"), list, ops::Const(worker, Tensor::Scalar<int32_t>(1), DT_INT32),
+      ops::Const(worker, Tensor::FromVector<float>({9, 9}, {2}), DT_FLOAT));
+  ops::TensorListStack(ps.WithOpName("stacked"), changed, shape, DT_FLOAT);
+  ASSERT_OK_AND_ASSIGN(GraphDef graph, root.ToGraphDef());
+  auto session = Connect(servers[1]->target(), graph);
+  ASSERT_NE(session, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::vector<Tensor> out, session->Run({}, {"stacked", "changed"}));
+  EXPECT_THAT(Values<float>(out[0]), ::testing::ElementsAre(1, 2, 9, 9, 5, 6));
+  ASSERT_EQ(out[1].dtype(), DT_VARIANT);
+  const TensorList* fetched = out[1].scalar<Variant>().get<TensorList>();
+  ASSERT_NE(fetched, nullptr);
+  ASSERT_EQ(fetched->tensors.size(), 3u);
+  EXPECT_THAT(Values<float>(fetched->tensors[1]), ::testing::ElementsAre(9, 9));
 }
 
 TEST(Server, EveryTaskServesAllItsDevices) {
