@@ -3,7 +3,7 @@
 # output for the inputs README.md lists: the weights are read from the
 # variables/ tensor bundle by hand (a LevelDB table of BundleEntryProtos and
 # a data file), found by their paths in the bundle's object graph, the layers
-# from keras_metadata.pb's JSON (Dense and LSTM). Needs python3 and numpy,
+# from keras_metadata.pb's JSON (Dense, LSTM and GRU). Needs python3 and numpy,
 # not TensorFlow and not the protobuf module.
 #
 # Usage: compute_expected.py [DIR]   (DIR: a model folder; default: all)
@@ -135,6 +135,46 @@ def lstm(x, config, weight):
     return np.stack(outputs, axis=1) if config.get('return_sequences') else h
 
 
+def gru(x, config, weight):
+    """A Keras GRU over x [batch, time, features] from a zero state: the
+    columns of kernel, recurrent_kernel and bias are the gates z, r, h. With
+    reset_after (TF2's default) the bias is [2, 3 * units], the input's row
+    then the recurrent one's, and the reset gate scales h @ U_h + b_rec_h;
+    without it the bias is [3 * units] and the candidate is (r * h) @ U_h."""
+    for flag in ('go_backwards', 'stateful', 'time_major', 'return_state'):
+        if config.get(flag):
+            raise NotImplementedError('GRU with ' + flag)
+    act = ACTIVATIONS[config['activation']]
+    recurrent_act = ACTIVATIONS[config['recurrent_activation']]
+    kernel, recurrent = weight('kernel'), weight('recurrent_kernel')
+    reset_after = config.get('reset_after', False)
+    units = config['units']
+    if not config.get('use_bias', True):
+        input_bias = recurrent_bias = np.zeros(3 * units)
+    elif reset_after:
+        input_bias, recurrent_bias = weight('bias')
+    else:
+        input_bias, recurrent_bias = weight('bias'), np.zeros(3 * units)
+    h = np.zeros((x.shape[0], units))
+    outputs = []
+    for t in range(x.shape[1]):
+        x_z, x_r, x_h = np.split(x[:, t] @ kernel + input_bias, 3, axis=-1)
+        if reset_after:
+            rec_z, rec_r, rec_h = np.split(h @ recurrent + recurrent_bias, 3,
+                                           axis=-1)
+        else:
+            rec_z, rec_r = np.split(h @ recurrent[:, :2 * units], 2, axis=-1)
+        z = recurrent_act(x_z + rec_z)
+        r = recurrent_act(x_r + rec_r)
+        if reset_after:
+            hh = act(x_h + r * rec_h)
+        else:
+            hh = act(x_h + (r * h) @ recurrent[:, 2 * units:])
+        h = z * h + (1 - z) * hh
+        outputs.append(h)
+    return np.stack(outputs, axis=1) if config.get('return_sequences') else h
+
+
 def run_keras_model(folder, x):
     bundle = read_bundle(os.path.join(folder, 'variables', 'variables'))
     h = np.asarray(x, dtype=np.float64)
@@ -153,6 +193,8 @@ def run_keras_model(folder, x):
             h = ACTIVATIONS[config['activation']](h)
         elif kind == 'LSTM':
             h = lstm(h, config, lambda name: weight('cell/' + name))
+        elif kind == 'GRU':
+            h = gru(h, config, lambda name: weight('cell/' + name))
         elif kind in ('InputLayer', 'Dropout'):
             continue
         else:
@@ -170,6 +212,12 @@ INPUTS = {
     ],
     # [3, 5, 1], five daily prices each: x[t] = 250 + 2t, 300 - 4t, 0.1(t + 1).
     'keras_msft_lstm': [
+        [[250], [252], [254], [256], [258]],
+        [[300], [296], [292], [288], [284]],
+        [[0.1], [0.2], [0.3], [0.4], [0.5]],
+    ],
+    # The same three series, for the GRU of the same repository.
+    'keras_msft_gru': [
         [[250], [252], [254], [256], [258]],
         [[300], [296], [292], [288], [284]],
         [[0.1], [0.2], [0.3], [0.4], [0.5]],
