@@ -33,6 +33,7 @@ void RegisterCpuKernels(KernelRegistry& registry) {
   RegisterCpuTensorArrayKernels(registry);
   RegisterCpuStackKernels(registry);
   RegisterCpuListKernels(registry);
+  RegisterCpuBincountKernels(registry);
   RegisterSendRecvKernels(registry);
   RegisterCpuIoKernels(registry);
   RegisterCpuSummaryKernels(registry);

@@ -36,6 +36,7 @@ void RegisterCpuTrainingKernels(KernelRegistry& registry);     // cpu/training_o
 void RegisterCpuAccumulatorKernels(KernelRegistry& registry);  // cpu/accumulator_ops.cc
 void RegisterCpuTensorArrayKernels(KernelRegistry& registry);  // cpu/tensor_array_ops.cc
 void RegisterCpuStackKernels(KernelRegistry& registry);        // cpu/stack_ops.cc
+void RegisterCpuBincountKernels(KernelRegistry& registry);     // cpu/bincount_ops.cc
 void RegisterCpuListKernels(KernelRegistry& registry);         // cpu/list_ops.cc
 void RegisterCpuListGatherKernels(KernelRegistry& registry);   // cpu/list_gather_ops.cc
 void RegisterSendRecvKernels(KernelRegistry& registry);        // sendrecv_ops.cc (CPU, GPU)

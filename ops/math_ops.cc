@@ -19,6 +19,7 @@
 #include "graph/tensor.h"
 #include "ops/range_length.h"
 #include "ops/registry.h"
+#include "ops/shape_fn_util.h"
 
 namespace rill {
 namespace {
@@ -296,6 +297,23 @@ OpDefBuilder ArgReduction(std::string name) {
       .SetShapeFn(ArgReductionShape);
 }
 
+// Bincount(arr, size, weights) -> [size]; DenseBincount(input, size,
+// weights) -> [size] for a vector input, [rows, size] for a matrix.
+absl::Status BincountShape(InferenceContext& c) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> size, shape_util::KnownScalar(c, 1, "size"));
+  const int64_t bins = size.value_or(-1);
+  if (bins < -1) return ShapeError("%s: size must be non-negative, got %d", c.node().op(), bins);
+  const PartialTensorShape& input = c.input(0);
+  if (c.node().op() == "DenseBincount" && !input.unknown_rank() && input.dims() == 2) {
+    c.set_output(0, PartialTensorShape({input.dim_size(0), bins}));
+  } else if (c.node().op() == "DenseBincount" && input.unknown_rank()) {
+    c.set_output(0, PartialTensorShape());
+  } else {
+    c.set_output(0, PartialTensorShape({bins}));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterMathOps(OpRegistry& r) {
@@ -358,6 +376,15 @@ void RegisterMathOps(OpRegistry& r) {
   r.Add(FloatClass("IsFinite"));
   r.Add(Unary("Sigmoid", kFloatComplexTypes));
   r.Add(Unary("Tanh", kFloatComplexTypes));
+  r.Add(OpDefBuilder("Bincount").Input("arr: int32").Input("size: int32").Input("weights: T")
+            .Output("bins: T").Attr("T: {int32, int64, float, double}")
+            .SetShapeFn(BincountShape));
+  r.Add(OpDefBuilder("DenseBincount").Input("input: Tidx").Input("size: Tidx")
+            .Input("weights: T").Output("output: T").Attr("Tidx: {int32, int64}")
+            .Attr("T: {int32, int64, float, double}").Attr("binary_output: bool = false")
+            .SetShapeFn(BincountShape));
+  r.Add(Unary("Sin", kFloatComplexTypes));
+  r.Add(Unary("Cos", kFloatComplexTypes));
   r.Add(UnaryGrad("SigmoidGrad"));
   r.Add(UnaryGrad("TanhGrad"));
   r.Add(UnaryGrad("SqrtGrad"));

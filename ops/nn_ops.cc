@@ -355,6 +355,8 @@ void RegisterNnOps(OpRegistry& r) {
             .SetShapeFn(shape_fn::Unchanged));
   r.Add(OpDefBuilder("Relu6").Input("features: T").Output("activations: T")
             .Attr("T: realnumbertype").SetShapeFn(shape_fn::Unchanged));
+  r.Add(OpDefBuilder("L2Loss").Input("t: T").Output("output: T").Attr(kFloatTypes)
+            .SetShapeFn(shape_fn::Scalar));
   r.Add(OpDefBuilder("ReluGrad").Input("gradients: T").Input("features: T")
             .Output("backprops: T").Attr("T: realnumbertype")
             .SetShapeFn(shape_fn::MergeAllInputs));

@@ -68,6 +68,10 @@ void RegisterStateOps(OpRegistry& r) {
   r.Add(OpDefBuilder("AssignVariableOp").Input("resource: resource").Input("value: dtype")
             .Attr("dtype: type").Attr("validate_shape: bool = false").SetIsStateful()
             .SetShapeFn(AssignVariableShape));
+  for (const char* op : {"AssignAddVariableOp", "AssignSubVariableOp"}) {
+    r.Add(OpDefBuilder(op).Input("resource: resource").Input("value: dtype")
+              .Attr("dtype: type").SetIsStateful().SetShapeFn(AssignVariableShape));
+  }
   r.Add(OpDefBuilder("VarIsInitializedOp").Input("resource: resource")
             .Output("is_initialized: bool").SetShapeFn(shape_fn::Scalar));
   r.Add(OpDefBuilder("ResourceGather").Input("resource: resource").Input("indices: Tindices")

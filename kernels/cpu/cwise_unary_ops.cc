@@ -132,6 +132,8 @@ void RegisterCpuCwiseKernels(KernelRegistry& r) {
   RegisterUnary<ei::scalar_log_op, float, double>(r, "Log");
   RegisterUnary<ei::scalar_logistic_op, float, double>(r, "Sigmoid");
   RegisterUnary<ei::scalar_tanh_op, float, double>(r, "Tanh");
+  RegisterUnary<ei::scalar_sin_op, float, double>(r, "Sin");
+  RegisterUnary<ei::scalar_cos_op, float, double>(r, "Cos");
   RegisterUnaryGrad<SigmoidGradFn, float, double>(r, "SigmoidGrad");
   RegisterUnaryGrad<TanhGradFn, float, double>(r, "TanhGrad");
   RegisterUnaryGrad<SqrtGradFn, float, double>(r, "SqrtGrad");

@@ -49,6 +49,25 @@ class Relu6Cpu final : public OpKernel {
   }
 };
 
+// L2Loss: half the sum of the squares, as a scalar (Keras's L2
+// regularizers).
+template <typename T>
+class L2LossCpu final : public OpKernel {
+ public:
+  explicit L2LossCpu(const OpKernelConstruction& c) : OpKernel(c) {}
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, TensorShape({})));
+    const Tensor& t = ctx.input(0);
+    double sum = 0;  // Accumulated wider than float, as a reduction would.
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const double v = t.data<T>()[i];
+      sum += v * v;
+    }
+    out->scalar<T>() = static_cast<T>(sum / 2);
+    return absl::OkStatus();
+  }
+};
+
 absl::Status CheckSameShapes(const Tensor& gradients, const Tensor& other, const char* what) {
   if (gradients.shape() == other.shape()) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -338,6 +357,7 @@ void RegisterSparseXent(KernelRegistry& r) {
 void RegisterCpuNnKernels(KernelRegistry& registry) {
   RegisterForTypes<ReluCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu");
   RegisterForTypes<Relu6Cpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "Relu6");
+  RegisterForTypes<L2LossCpu, float, double>(registry, kDeviceCpu, "L2Loss");
   RegisterForTypes<ReluGradCpu, float, double, int32_t, int64_t>(registry, kDeviceCpu, "ReluGrad");
   RegisterForTypes<EluCpu, float, double>(registry, kDeviceCpu, "Elu");
   RegisterForTypes<EluGradCpu, float, double>(registry, kDeviceCpu, "EluGrad");

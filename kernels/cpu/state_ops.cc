@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "graph/node_attrs.h"
@@ -335,6 +336,70 @@ class AssignVariableOp final : public OpKernel {
   const bool validate_shape_;
 };
 
+// AssignAddVariableOp and AssignSubVariableOp: the variable's value plus
+// (or minus) `value`, stored as a new tensor, so a read that still holds
+// the old one keeps its value.
+template <bool kAdd>
+class AssignUpdateVariableOp final : public OpKernel {
+ public:
+  AssignUpdateVariableOp(const OpKernelConstruction& c, DataType dtype)
+      : OpKernel(c), dtype_(dtype) {}
+
+  static absl::StatusOr<std::unique_ptr<OpKernel>> Create(const OpKernelConstruction& c) {
+    ASSIGN_OR_RETURN(DataType dtype, GetTypeAttr(c.def(), "dtype"));
+    return std::unique_ptr<OpKernel>(std::make_unique<AssignUpdateVariableOp>(c, dtype));
+  }
+
+  absl::Status Compute(KernelContext& ctx) const override {
+    ASSIGN_OR_RETURN(const ResourceHandleProto* handle, GetHandle(ctx));
+    ASSIGN_OR_RETURN(ResourceMgr * resources, GetResourceMgr(ctx));
+    auto var = resources->Lookup<Var>(handle->container(), handle->name());
+    if (!var.ok()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: resource variable %s in container %s does not exist (uninitialized?)", op(),
+          handle->name(), handle->container()));
+    }
+    RETURN_IF_ERROR(CheckDtype("update", (*var)->dtype(), dtype_));
+    const Tensor& delta = ctx.input(1);
+    absl::MutexLock lock((*var)->mu());
+    Tensor* current = (*var)->tensor();
+    if (!current->IsInitialized()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s: resource variable %s is uninitialized", op(), handle->name()));
+    }
+    if (current->shape() != delta.shape()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: variable %s has shape %s but the update has shape %s", op(), handle->name(),
+          current->shape().DebugString(), delta.shape().DebugString()));
+    }
+    ASSIGN_OR_RETURN(Tensor updated, ctx.AllocateTemp(dtype_, delta.shape()));
+    RETURN_IF_ERROR(DispatchType(
+        dtype_,
+        [&]<typename T>() -> absl::Status {
+          if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            const T* a = current->data<T>();
+            const T* b = delta.data<T>();
+            T* out = updated.data<T>();
+            for (int64_t i = 0; i < delta.NumElements(); ++i)
+              out[i] = kAdd ? a[i] + b[i] : a[i] - b[i];
+            return absl::OkStatus();
+          } else {
+            return absl::InvalidArgumentError(absl::StrFormat(
+                "%s: variables of %s cannot be updated", op(), DataTypeString(dtype_)));
+          }
+        },
+        [&]() -> absl::Status {
+          return absl::InvalidArgumentError(absl::StrFormat("%s: variables of %s cannot be updated",
+                                                            op(), DataTypeString(dtype_)));
+        }));
+    *current = std::move(updated);
+    return absl::OkStatus();
+  }
+
+ private:
+  const DataType dtype_;
+};
+
 // TensorFlow's DisableCopyOnRead turns off a variable's copy-on-read mode,
 // which lets sparse updates write in place while readers hold its value.
 // rill's resource variables have no such mode (an assignment replaces the
@@ -382,6 +447,10 @@ void RegisterCpuStateKernels(KernelRegistry& r) {
   // it to the GPU.
   r.Register(KernelDef("VarHandleOp").Device(kDeviceCpu), VarHandleOp::Create);
   r.Register(KernelDef("ResourceGather").Device(kDeviceCpu), ResourceGatherOp::Create);
+  r.Register(KernelDef("AssignAddVariableOp").Device(kDeviceCpu),
+             AssignUpdateVariableOp<true>::Create);
+  r.Register(KernelDef("AssignSubVariableOp").Device(kDeviceCpu),
+             AssignUpdateVariableOp<false>::Create);
   for (const char* device : {kDeviceCpu, kDeviceGpu}) {
     r.Register(KernelDef("Variable").Device(device), VariableOp::Create);
     r.Register(KernelDef("VariableV2").Device(device), VariableOp::Create);

@@ -216,6 +216,17 @@ absl::Status SigmoidGrad(const Scope& s, const Operation& op, const Outputs& dy,
   return absl::OkStatus();
 }
 
+// d sin(x) = cos(x) dx; d cos(x) = -sin(x) dx.
+absl::Status SinGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::Mul(s, dy[0], ops::Cos(s, In(op, 0)))};
+  return absl::OkStatus();
+}
+
+absl::Status CosGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::Neg(s, ops::Mul(s, dy[0], ops::Sin(s, In(op, 0))))};
+  return absl::OkStatus();
+}
+
 absl::Status TanhGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   *dx = {ops::TanhGrad(s, Out(op, 0), dy[0])};
   return absl::OkStatus();
@@ -456,6 +467,8 @@ void RegisterMathGradients(GradientRegistry& r) {
   r.Register("Sign", SignGrad);
   r.Register("Sigmoid", SigmoidGrad);
   r.Register("Tanh", TanhGrad);
+  r.Register("Sin", SinGrad);
+  r.Register("Cos", CosGrad);
   r.Register("SigmoidGrad", SigmoidGradGrad);
   r.Register("TanhGrad", TanhGradGrad);
   r.Register("SqrtGrad", SqrtGradGrad);
@@ -481,7 +494,7 @@ void RegisterMathGradients(GradientRegistry& r) {
        {"Floor",   "Ceil",      "Round",        "Rint",       "FloorDiv",  "TruncateDiv",
         "IsNan",   "IsInf",     "IsFinite",     "Equal",      "NotEqual",  "Less",
         "Greater", "LessEqual", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
-        "ArgMax",  "ArgMin",    "Range",        "Bucketize"}) {
+        "ArgMax",  "ArgMin",    "Range",        "Bucketize",  "Bincount",  "DenseBincount"}) {
     r.RegisterNoGradient(op);
   }
 }

@@ -26,6 +26,12 @@ absl::Status ReluGrad(const Scope& s, const Operation& op, const Outputs& dy, Ou
   return absl::OkStatus();
 }
 
+// L2Loss(t) = sum(t^2) / 2: dt = t dy.
+absl::Status L2LossGrad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
+  *dx = {ops::Mul(s, In(op, 0), dy[0])};
+  return absl::OkStatus();
+}
+
 absl::Status Relu6Grad(const Scope& s, const Operation& op, const Outputs& dy, Outputs* dx) {
   const Output x = In(op, 0);
   const DataType t = BaseType(x.type());
@@ -339,6 +345,7 @@ void RegisterNnGradients(GradientRegistry& r) {
   r.Register("Relu", ReluGrad);
   r.Register("TopKV2", TopKGrad);
   r.Register("Relu6", Relu6Grad);
+  r.Register("L2Loss", L2LossGrad);
   r.Register("ReluGrad", ReluGradGrad);
   r.Register("Elu", EluGrad);
   r.Register("EluGrad", EluGradGrad);

@@ -51,6 +51,8 @@ TEST(CwiseUnary, FloatOpsMatchReference) {
       {"Sign", [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -3, 3},
       {"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -8, 8},
       {"Tanh", [](double x) { return std::tanh(x); }, -4, 4},
+      {"Sin", [](double x) { return std::sin(x); }, -7, 7},
+      {"Cos", [](double x) { return std::cos(x); }, -7, 7},
       {"Reciprocal", [](double x) { return 1 / x; }, 0.1, 4},
       {"Inv", [](double x) { return 1 / x; }, -4, -0.1},
       {"Floor", [](double x) { return std::floor(x); }, -5, 5},

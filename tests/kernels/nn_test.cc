@@ -34,6 +34,13 @@ TEST(Relu6, ClampsToZeroAndSix) {
   EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<float>({4}, {0, 3, 6, 6}))));
 }
 
+// tf.nn.l2_loss: sum(t ** 2) / 2.
+TEST(L2Loss, IsHalfTheSumOfSquares) {
+  KernelTester t("L2Loss");
+  t.Input<double>({2, 2}, {1, -2, 3, 0.5});
+  EXPECT_THAT(t.RunOne(), IsOkAndHolds(TensorEq(MakeTensor<double>({}, {7.125}))));
+}
+
 // tf.nn.elu and tf.nn.leaky_relu on both sides of 0, and their gradients
 // (EluGrad reads the output: g * (y + 1) where y <= 0).
 TEST(Elu, IsExpMinusOneBelowZero) {

@@ -240,6 +240,35 @@ TEST(ResourceVariable, ReadKeepsItsValueAfterAReassignment) {
               ::rill::testing::IsOkAndHolds(TensorEq(MakeTensor<double>({3}, {3, 4, 5}))));
 }
 
+// The optimizers' iteration counters and Keras's metrics: += and -= on a
+// resource variable, and the errors for a missing one or a wrong shape.
+TEST(ResourceVariable, AssignAddAndSubUpdateInPlaceOfTheValue) {
+  ASSERT_OK_AND_ASSIGN(Tensor handle, HandleOp("w").RunOne());
+  auto resources = std::make_shared<ResourceMgr>();
+  KernelTester missing("AssignAddVariableOp");
+  missing.WithResourceMgr(resources).Input(handle).Input(MakeTensor<int64_t>({}, {1}));
+  EXPECT_THAT(missing.Run(), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("w")));
+  KernelTester assign("AssignVariableOp");
+  assign.WithResourceMgr(resources).Input(handle).Input(MakeTensor<float>({2}, {1, 2}));
+  ASSERT_OK(assign.Run());
+  KernelTester read("ReadVariableOp");
+  read.WithResourceMgr(resources).Input(handle).Attr("dtype", DT_FLOAT);
+  ASSERT_OK_AND_ASSIGN(Tensor before, read.RunOne());
+  KernelTester add("AssignAddVariableOp");
+  add.WithResourceMgr(resources).Input(handle).Input(MakeTensor<float>({2}, {10, 20}));
+  ASSERT_OK(add.Run());
+  KernelTester sub("AssignSubVariableOp");
+  sub.WithResourceMgr(resources).Input(handle).Input(MakeTensor<float>({2}, {0.5, 0.5}));
+  ASSERT_OK(sub.Run());
+  EXPECT_THAT(read.RunOne(),
+              ::rill::testing::IsOkAndHolds(TensorEq(MakeTensor<float>({2}, {10.5, 21.5}))));
+  EXPECT_THAT(before,
+              TensorEq(MakeTensor<float>({2}, {1, 2})));  // An earlier read keeps its value.
+  KernelTester wrong("AssignAddVariableOp");
+  wrong.WithResourceMgr(resources).Input(handle).Input(MakeTensor<float>({3}, {1, 1, 1}));
+  EXPECT_THAT(wrong.Run(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("shape [2]")));
+}
+
 TEST(ResourceVariable, ReadOfAMissingVariableIsFailedPreconditionNamingIt) {
   ASSERT_OK_AND_ASSIGN(Tensor handle, HandleOp("never_assigned").RunOne());
   KernelTester read("ReadVariableOp");

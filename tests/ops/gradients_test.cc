@@ -309,9 +309,10 @@ TEST(GradientRegistry, TellsNoGradientFromUnknown) {
 TEST(StandardGradients, CoverEveryStandardOp) {
   const std::vector<std::string> without = {
       "Const", "Placeholder", "NoOp", "VariableV2", "Variable", "VarHandleOp", "AssignVariableOp",
-      "Assign", "AssignAdd", "AssignSub", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam",
-      "SaveV2", "RestoreV2", "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec",
-      "StringJoin", "_Send", "_Recv", "MaxPoolGrad", "Mod", "TruncateMod",
+      "AssignAddVariableOp", "AssignSubVariableOp", "Assign", "AssignAdd", "AssignSub",
+      "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam", "SaveV2", "RestoreV2",
+      "MergeV2Checkpoints", "ShardedFilename", "ShardedFilespec", "StringJoin", "_Send", "_Recv",
+      "MaxPoolGrad", "Mod", "TruncateMod",
       // As in TensorFlow's C++ API: no gradient through a call or functional control flow.
       "PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf", "Case", "StatelessCase",
       "While", "StatelessWhile"};

@@ -112,6 +112,8 @@ INSTANTIATE_TEST_SUITE_P(
                       UnaryCase{"Abs", Unary<ops::Abs>(), -1, 1, 0.1},
                       UnaryCase{"Sigmoid", Unary<ops::Sigmoid>(), -2, 2, 0},
                       UnaryCase{"Tanh", Unary<ops::Tanh>(), -2, 2, 0},
+                      UnaryCase{"Sin", Unary<ops::Sin>(), -3, 3, 0},
+                      UnaryCase{"Cos", Unary<ops::Cos>(), -3, 3, 0},
                       UnaryCase{"Reciprocal", Unary<ops::Reciprocal>(), -2, 2, 0.5},
                       UnaryCase{"Inv", Unary<ops::Inv>(), -2, 2, 0.5},
                       // Sign is flat: x * sign(x) = |x| tests that it adds nothing.

@@ -25,6 +25,12 @@ TEST(NnGrad, Relu) {
   EXPECT_THAT(c.MaxError({ops::Relu(c.scope(), x)}), GradientErrorBelow(kTolerance));
 }
 
+TEST(NnGrad, L2Loss) {
+  GradientChecker c;
+  const Output x = c.RandomInput({2, 3});
+  EXPECT_THAT(c.MaxError({ops::L2Loss(c.scope(), x)}), GradientErrorBelow(kTolerance));
+}
+
 // Away from ties, so that a nudge changes no choice; the indices carry no
 // gradient.
 TEST(NnGrad, TopKSendsEachValuesGradientToItsEntry) {
