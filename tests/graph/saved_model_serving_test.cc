@@ -88,5 +88,23 @@ TEST(SavedModelServing, KerasLstmServesAsItsWeightsCompute) {
                                      ::testing::FloatNear(12.7653260f, 1e-4f)));
 }
 
+// The same user's Keras GRU (reset_after, the bias rows split by Unpack),
+// over the same TensorLists.
+TEST(SavedModelServing, KerasGruServesAsItsWeightsCompute) {
+  const std::string dir = testing::SourceRoot() + "/tests/testdata/savedmodels/keras_msft_gru";
+  const Tensor x = Tensor::FromVector<float>({250, 252, 254, 256, 258,  //
+                                              300, 296, 292, 288, 284,  //
+                                              0.1f, 0.2f, 0.3f, 0.4f, 0.5f},
+                                             {3, 5, 1});
+  const absl::StatusOr<Tensor> y =
+      RestoreAndServe(dir, "serving_default", "input_10", x, "dense_29");
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), TensorShape({3, 1}));
+  EXPECT_THAT(testing::Values<float>(*y),
+              ::testing::ElementsAre(::testing::FloatNear(257.1020699f, 2e-3f),
+                                     ::testing::FloatNear(287.9782120f, 2e-3f),
+                                     ::testing::FloatNear(1.5533178f, 1e-5f)));
+}
+
 }  // namespace
 }  // namespace rill
