@@ -2,6 +2,7 @@
 // variables restored through the SaverDef, then a signature's input fed
 // and its output fetched; real users' Keras models checked against a numpy
 // forward pass of their weights (tests/testdata/savedmodels/README.md).
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -69,41 +70,43 @@ TEST(SavedModelServing, KerasSavedModelServesAsItsWeightsCompute) {
                                      ::testing::FloatNear(0.2817128f, 1e-6f)));
 }
 
+// The same three price series for the RNNs of tests/testdata/savedmodels
+// that read five prices: x[t] = 250 + 2t, 300 - 4t and 0.1 (t + 1).
+const Tensor& PriceSeries() {
+  static const Tensor* const x = new Tensor(Tensor::FromVector<float>(
+      {250, 252, 254, 256, 258, 300, 296, 292, 288, 284, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f}, {3, 5, 1}));
+  return *x;
+}
+
+// Serves `model`'s serving_default on PriceSeries() and checks its [3, 1]
+// output against `expected` (each within 1e-5 relative).
+void ExpectServesPrices(const std::string& model, const std::string& input,
+                        const std::string& output, const std::vector<float>& expected) {
+  const std::string dir = testing::SourceRoot() + "/tests/testdata/savedmodels/" + model;
+  const absl::StatusOr<Tensor> y =
+      RestoreAndServe(dir, "serving_default", input, PriceSeries(), output);
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(y->shape(), TensorShape({3, 1}));
+  const std::vector<float> got = testing::Values<float>(*y);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], expected[i], 1e-5 * std::abs(expected[i])) << model << " row " << i;
+  }
+}
+
 // A Keras Sequential LSTM that a TensorFlow 2.6 user saved: the LSTM runs
 // as a StatelessWhile over TensorLists (TensorListFromTensor of the
 // time-major input, GetItem and SetItem in the body, TensorListStack after).
 TEST(SavedModelServing, KerasLstmServesAsItsWeightsCompute) {
-  const std::string dir = testing::SourceRoot() + "/tests/testdata/savedmodels/keras_msft_lstm";
-  const Tensor x = Tensor::FromVector<float>({250, 252, 254, 256, 258,  //
-                                              300, 296, 292, 288, 284,  //
-                                              0.1f, 0.2f, 0.3f, 0.4f, 0.5f},
-                                             {3, 5, 1});
-  const absl::StatusOr<Tensor> y =
-      RestoreAndServe(dir, "serving_default", "input_6", x, "dense_17");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_EQ(y->shape(), TensorShape({3, 1}));
-  EXPECT_THAT(testing::Values<float>(*y),
-              ::testing::ElementsAre(::testing::FloatNear(258.6904739f, 2e-3f),
-                                     ::testing::FloatNear(291.3017566f, 2e-3f),
-                                     ::testing::FloatNear(12.7653260f, 1e-4f)));
+  ExpectServesPrices("keras_msft_lstm", "input_6", "dense_17",
+                     {258.6904739f, 291.3017566f, 12.7653260f});
 }
 
 // The same user's Keras GRU (reset_after, the bias rows split by Unpack),
 // over the same TensorLists.
 TEST(SavedModelServing, KerasGruServesAsItsWeightsCompute) {
-  const std::string dir = testing::SourceRoot() + "/tests/testdata/savedmodels/keras_msft_gru";
-  const Tensor x = Tensor::FromVector<float>({250, 252, 254, 256, 258,  //
-                                              300, 296, 292, 288, 284,  //
-                                              0.1f, 0.2f, 0.3f, 0.4f, 0.5f},
-                                             {3, 5, 1});
-  const absl::StatusOr<Tensor> y =
-      RestoreAndServe(dir, "serving_default", "input_10", x, "dense_29");
-  ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_EQ(y->shape(), TensorShape({3, 1}));
-  EXPECT_THAT(testing::Values<float>(*y),
-              ::testing::ElementsAre(::testing::FloatNear(257.1020699f, 2e-3f),
-                                     ::testing::FloatNear(287.9782120f, 2e-3f),
-                                     ::testing::FloatNear(1.5533178f, 1e-5f)));
+  ExpectServesPrices("keras_msft_gru", "input_10", "dense_29",
+                     {257.1020699f, 287.9782120f, 1.5533178f});
 }
 
 }  // namespace
