@@ -265,8 +265,7 @@ class ConcatOp final : public ListKernel {
       if (shape.unknown_rank() || shape.dims() < 1) {
         return NodeError(ctx, "an empty list whose element_shape is unknown has no concatenation");
       }
-      PartialTensorShape tail;
-      tail = PartialTensorShape({});
+      PartialTensorShape tail = PartialTensorShape::UnknownOfRank(0);
       for (int d = 1; d < shape.dims(); ++d) tail.AddDim(shape.dim_size(d));
       absl::StatusOr<TensorShape> full = tail.AsTensorShape();
       if (!full.ok()) return NodeError(ctx, "an empty list's element_shape is not fully defined");
